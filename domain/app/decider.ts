@@ -1,0 +1,154 @@
+import { assertNever, type Decider, type Decision } from '../shared/decider.ts';
+import { domainError } from '../shared/errors.ts';
+import type { Messenger } from '../shared/messengers.ts';
+import type { AppCommand, AppMessengerIds } from './commands.ts';
+import type { AppEvent, AppMessengerStatus, AppSettings } from './events.ts';
+
+export interface AppMessengerState {
+  id: string;
+  messenger: Messenger;
+  status: AppMessengerStatus;
+  address: string | null;
+  /** The status the owner asked for while the identity was still being provisioned. */
+  requested: 'active' | 'disabled';
+}
+
+export type AppState =
+  | { status: 'none' }
+  | { status: 'deleted'; appId: string; userId: string }
+  | { status: 'live'; appId: string; userId: string; settings: AppSettings; messengers: AppMessengerState[] };
+
+export const appStreamName = (appId: string) => `app-${appId}`;
+
+const appNotFound = domainError('not_found', 'App not found');
+
+const addedMessengers = (
+  appId: string,
+  existing: readonly Messenger[],
+  protocol: readonly Messenger[],
+  ids: AppMessengerIds,
+  now: Date,
+): AppEvent[] =>
+  [...new Set(protocol)]
+    .filter((messenger) => !existing.includes(messenger))
+    .map((messenger) => ({
+      type: 'AppMessengerAdded' as const,
+      data: { appId, appMessengerId: ids[messenger], messenger, status: 'processing' as const, addedAt: now.toISOString() },
+    }));
+
+const validateSettings = (settings: Partial<AppSettings>) => {
+  if (settings.name !== undefined && settings.name.trim() === '') return domainError('validation', 'Name is required');
+  if (settings.protocol !== undefined && settings.protocol.length === 0)
+    return domainError('validation', 'Protocol must name at least one messenger');
+  return undefined;
+};
+
+export const decide = (command: AppCommand, state: AppState): Decision<AppEvent> => {
+  switch (command.type) {
+    case 'CreateApp': {
+      if (state.status !== 'none') return domainError('conflict', 'App already exists');
+      const { appId, userId, settings, appMessengerIds, now } = command.data;
+      const invalid = validateSettings(settings);
+      if (invalid) return invalid;
+      const protocol = [...new Set(settings.protocol)];
+      return [
+        { type: 'AppCreated', data: { ...settings, name: settings.name.trim(), protocol, appId, userId, createdAt: now.toISOString() } },
+        ...addedMessengers(appId, [], protocol, appMessengerIds, now),
+      ];
+    }
+    case 'UpdateApp': {
+      if (state.status !== 'live' || state.userId !== command.data.userId) return appNotFound;
+      const { changes, appMessengerIds, now } = command.data;
+      const invalid = validateSettings(changes);
+      if (invalid) return invalid;
+      const normalised: Partial<AppSettings> = { ...changes };
+      if (changes.name !== undefined) normalised.name = changes.name.trim();
+      if (changes.protocol !== undefined) normalised.protocol = [...new Set(changes.protocol)];
+      const existing = state.messengers.map((m) => m.messenger);
+      return [
+        { type: 'AppUpdated', data: { appId: state.appId, changes: normalised, updatedAt: now.toISOString() } },
+        ...(normalised.protocol ? addedMessengers(state.appId, existing, normalised.protocol, appMessengerIds, now) : []),
+      ];
+    }
+    case 'DeleteApp': {
+      if (state.status !== 'live' || state.userId !== command.data.userId) return appNotFound;
+      return [{ type: 'AppDeleted', data: { appId: state.appId, userId: state.userId, deletedAt: command.data.now.toISOString() } }];
+    }
+    case 'ProvisionAppMessenger': {
+      if (state.status !== 'live') return appNotFound;
+      const { appMessengerId, address, now } = command.data;
+      const target = state.messengers.find((m) => m.id === appMessengerId);
+      if (!target) return domainError('not_found', 'App messenger not found');
+      if (target.address !== null) return [];
+      const events: AppEvent[] = [
+        { type: 'AppMessengerProvisioned', data: { appId: state.appId, appMessengerId, address, provisionedAt: now.toISOString() } },
+        {
+          type: 'AppMessengerStatusChanged',
+          data: { appId: state.appId, appMessengerId, status: target.requested, changedAt: now.toISOString() },
+        },
+      ];
+      return events;
+    }
+    case 'ChangeAppMessengerStatus': {
+      if (state.status !== 'live' || state.userId !== command.data.userId) return domainError('not_found', 'App messenger not found');
+      const { appMessengerId, status, now } = command.data;
+      const target = state.messengers.find((m) => m.id === appMessengerId);
+      if (!target) return domainError('not_found', 'App messenger not found');
+      if (target.status === 'processing') {
+        // Still being provisioned: remember the wish, applied once the identity exists.
+        if (target.requested === status) return [];
+        return [{ type: 'AppMessengerStatusChanged', data: { appId: state.appId, appMessengerId, status, changedAt: now.toISOString() } }];
+      }
+      if (target.status === status) return [];
+      return [{ type: 'AppMessengerStatusChanged', data: { appId: state.appId, appMessengerId, status, changedAt: now.toISOString() } }];
+    }
+    default:
+      return assertNever(command);
+  }
+};
+
+export const evolve = (state: AppState, event: AppEvent): AppState => {
+  switch (event.type) {
+    case 'AppCreated': {
+      const { appId, userId, createdAt: _createdAt, ...settings } = event.data;
+      return { status: 'live', appId, userId, settings, messengers: [] };
+    }
+    case 'AppUpdated':
+      return state.status === 'live' ? { ...state, settings: { ...state.settings, ...event.data.changes } } : state;
+    case 'AppDeleted':
+      return state.status === 'live' ? { status: 'deleted', appId: state.appId, userId: state.userId } : state;
+    case 'AppMessengerAdded':
+      if (state.status !== 'live') return state;
+      return {
+        ...state,
+        messengers: [
+          ...state.messengers,
+          { id: event.data.appMessengerId, messenger: event.data.messenger, status: 'processing', address: null, requested: 'active' },
+        ],
+      };
+    case 'AppMessengerProvisioned':
+      if (state.status !== 'live') return state;
+      return {
+        ...state,
+        messengers: state.messengers.map((m) => (m.id === event.data.appMessengerId ? { ...m, address: event.data.address } : m)),
+      };
+    case 'AppMessengerStatusChanged':
+      if (state.status !== 'live') return state;
+      return {
+        ...state,
+        messengers: state.messengers.map((m) =>
+          m.id !== event.data.appMessengerId
+            ? m
+            : m.address === null
+              ? { ...m, requested: event.data.status }
+              : { ...m, status: event.data.status, requested: event.data.status },
+        ),
+      };
+    default:
+      return assertNever(event);
+  }
+};
+
+export const initialState = (): AppState => ({ status: 'none' });
+
+export const appDecider: Decider<AppState, AppCommand, AppEvent> = { decide, evolve, initialState };

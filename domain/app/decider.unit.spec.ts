@@ -1,0 +1,110 @@
+import { describe, it } from 'vitest';
+import { deciderSpec } from '../../test/support/decider-spec.ts';
+import { appDecider } from './decider.ts';
+import type { AppEvent, AppSettings } from './events.ts';
+
+const now = new Date('2026-01-02T03:04:05.000Z');
+const at = now.toISOString();
+const spec = deciderSpec(appDecider);
+const ids = { signal: 'am_s', simplex: 'am_x', session: 'am_n' };
+const settings: AppSettings = {
+  name: 'Support bot',
+  protocol: ['signal'],
+  status: 'active',
+  deliveryType: 'poll',
+  webhookUrl: null,
+  webhookAuthType: null,
+  webhookAuthSecretEncrypted: null,
+  webhookAuthHeaderName: null,
+  apiKeyId: null,
+};
+const created: AppEvent[] = [
+  { type: 'AppCreated', data: { ...settings, appId: 'app_1', userId: 'usr_1', createdAt: at } },
+  { type: 'AppMessengerAdded', data: { appId: 'app_1', appMessengerId: 'am_s', messenger: 'signal', status: 'processing', addedAt: at } },
+];
+const provisioned: AppEvent[] = [
+  { type: 'AppMessengerProvisioned', data: { appId: 'app_1', appMessengerId: 'am_s', address: '+15550100', provisionedAt: at } },
+  { type: 'AppMessengerStatusChanged', data: { appId: 'app_1', appMessengerId: 'am_s', status: 'active', changedAt: at } },
+];
+
+describe('app decider', () => {
+  it('creates an app with one processing app-messenger per distinct messenger', () =>
+    spec
+      .given([])
+      .when({
+        type: 'CreateApp',
+        data: { appId: 'app_1', userId: 'usr_1', settings: { ...settings, protocol: ['signal', 'signal', 'simplex'] }, appMessengerIds: ids, now },
+      })
+      .then([
+        { type: 'AppCreated', data: { ...settings, protocol: ['signal', 'simplex'], appId: 'app_1', userId: 'usr_1', createdAt: at } },
+        { type: 'AppMessengerAdded', data: { appId: 'app_1', appMessengerId: 'am_s', messenger: 'signal', status: 'processing', addedAt: at } },
+        { type: 'AppMessengerAdded', data: { appId: 'app_1', appMessengerId: 'am_x', messenger: 'simplex', status: 'processing', addedAt: at } },
+      ]));
+
+  it('refuses an empty name or protocol', () => {
+    spec
+      .given([])
+      .when({ type: 'CreateApp', data: { appId: 'a', userId: 'u', settings: { ...settings, name: ' ' }, appMessengerIds: ids, now } })
+      .thenFails('validation', 'Name is required');
+    spec
+      .given([])
+      .when({ type: 'CreateApp', data: { appId: 'a', userId: 'u', settings: { ...settings, protocol: [] }, appMessengerIds: ids, now } })
+      .thenFails('validation', 'Protocol must name at least one messenger');
+  });
+
+  it('provisioning makes the identity known and applies the requested status', () =>
+    spec.given(created).when({ type: 'ProvisionAppMessenger', data: { appMessengerId: 'am_s', address: '+15550100', now } }).then(provisioned));
+
+  it('provisioning twice changes nothing', () =>
+    spec
+      .given([...created, ...provisioned])
+      .when({ type: 'ProvisionAppMessenger', data: { appMessengerId: 'am_s', address: '+1999', now } })
+      .thenNothingHappens());
+
+  it('a status asked for while processing is applied at provisioning', () =>
+    spec
+      .given([
+        ...created,
+        { type: 'AppMessengerStatusChanged', data: { appId: 'app_1', appMessengerId: 'am_s', status: 'disabled', changedAt: at } },
+      ])
+      .when({ type: 'ProvisionAppMessenger', data: { appMessengerId: 'am_s', address: '+15550100', now } })
+      .then([
+        provisioned[0]!,
+        { type: 'AppMessengerStatusChanged', data: { appId: 'app_1', appMessengerId: 'am_s', status: 'disabled', changedAt: at } },
+      ]));
+
+  it('the owner disables and re-enables an app-messenger', () => {
+    spec
+      .given([...created, ...provisioned])
+      .when({ type: 'ChangeAppMessengerStatus', data: { userId: 'usr_1', appMessengerId: 'am_s', status: 'disabled', now } })
+      .then([{ type: 'AppMessengerStatusChanged', data: { appId: 'app_1', appMessengerId: 'am_s', status: 'disabled', changedAt: at } }]);
+    spec
+      .given([...created, ...provisioned])
+      .when({ type: 'ChangeAppMessengerStatus', data: { userId: 'usr_1', appMessengerId: 'am_s', status: 'active', now } })
+      .thenNothingHappens();
+  });
+
+  it('another user can neither see nor change the app', () => {
+    spec
+      .given(created)
+      .when({ type: 'ChangeAppMessengerStatus', data: { userId: 'usr_2', appMessengerId: 'am_s', status: 'disabled', now } })
+      .thenFails('not_found');
+    spec.given(created).when({ type: 'DeleteApp', data: { userId: 'usr_2', now } }).thenFails('not_found', 'App not found');
+    spec.given(created).when({ type: 'UpdateApp', data: { userId: 'usr_2', changes: { name: 'x' }, appMessengerIds: ids, now } }).thenFails('not_found');
+  });
+
+  it('an update that adds a messenger adds its app-messenger', () =>
+    spec
+      .given(created)
+      .when({ type: 'UpdateApp', data: { userId: 'usr_1', changes: { protocol: ['signal', 'session'] }, appMessengerIds: ids, now } })
+      .then([
+        { type: 'AppUpdated', data: { appId: 'app_1', changes: { protocol: ['signal', 'session'] }, updatedAt: at } },
+        { type: 'AppMessengerAdded', data: { appId: 'app_1', appMessengerId: 'am_n', messenger: 'session', status: 'processing', addedAt: at } },
+      ]));
+
+  it('a deleted app cannot be deleted again', () =>
+    spec
+      .given([...created, { type: 'AppDeleted', data: { appId: 'app_1', userId: 'usr_1', deletedAt: at } }])
+      .when({ type: 'DeleteApp', data: { userId: 'usr_1', now } })
+      .thenFails('not_found'));
+});

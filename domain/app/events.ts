@@ -1,0 +1,36 @@
+import type { Messenger } from '../shared/messengers.ts';
+
+export type AppStatus = 'active' | 'disabled';
+export type DeliveryType = 'poll' | 'webhook';
+export type WebhookAuthType = 'bearer' | 'header';
+export type AppMessengerStatus = 'processing' | 'active' | 'disabled';
+
+/** The settings of an app that its owner can change. Secrets arrive already encrypted. */
+export interface AppSettings {
+  name: string;
+  protocol: Messenger[];
+  status: AppStatus;
+  deliveryType: DeliveryType;
+  webhookUrl: string | null;
+  webhookAuthType: WebhookAuthType | null;
+  webhookAuthSecretEncrypted: string | null;
+  webhookAuthHeaderName: string | null;
+  apiKeyId: string | null;
+}
+
+export type AppEvent =
+  | { type: 'AppCreated'; data: AppSettings & { appId: string; userId: string; createdAt: string } }
+  | { type: 'AppUpdated'; data: { appId: string; changes: Partial<AppSettings>; updatedAt: string } }
+  | { type: 'AppDeleted'; data: { appId: string; userId: string; deletedAt: string } }
+  | {
+      type: 'AppMessengerAdded';
+      data: { appId: string; appMessengerId: string; messenger: Messenger; status: 'processing'; addedAt: string };
+    }
+  | {
+      type: 'AppMessengerProvisioned';
+      data: { appId: string; appMessengerId: string; address: string; provisionedAt: string };
+    }
+  | {
+      type: 'AppMessengerStatusChanged';
+      data: { appId: string; appMessengerId: string; status: 'active' | 'disabled'; changedAt: string };
+    };

@@ -1,0 +1,45 @@
+/**
+ * The MessengerConnector port: one adapter per messenger daemon (signal-cli, simplex-chat, a
+ * Session client) or the simulator. Connectors know nothing of apps or credentials: they send
+ * to a contact from a bot identity, provision identities, and report what contacts wrote.
+ */
+import type { Messenger } from '../../domain/shared/messengers.ts';
+
+export type { Messenger };
+
+export interface OutboundDelivery {
+  readonly messageId: string;
+  /** The bot identity (app-messenger address) the message is sent from. */
+  readonly from: string;
+  readonly contactId: string;
+  readonly text: string;
+  readonly groupId?: string;
+}
+
+/** Why a delivery failed; `permanent` failures are not retried (e.g. a malformed contact id). */
+export type DeliveryResult =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly permanent: boolean; readonly reason: string };
+
+export interface InboundFromContact {
+  readonly messenger: Messenger;
+  /** The bot identity the contact wrote to. */
+  readonly to: string;
+  readonly contactId: string;
+  readonly text: string;
+  readonly groupId?: string;
+  /** Epoch ms given by the messenger, if any. */
+  readonly timestamp?: number;
+  /** The messenger's own id for the message, used to drop duplicates. */
+  readonly externalId?: string;
+}
+
+export interface MessengerConnector {
+  readonly messenger: Messenger;
+  /** Creates (or finds) the bot identity of an app-messenger; returns its address. */
+  provision(appMessengerId: string): Promise<string>;
+  deliver(delivery: OutboundDelivery): Promise<DeliveryResult>;
+  /** Starts reporting inbound messages; resolves when listening. */
+  listen(onInbound: (message: InboundFromContact) => Promise<void>): Promise<void>;
+  close(): Promise<void>;
+}
