@@ -1,0 +1,23 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { RelayContext } from '../../shared/context.ts';
+
+/**
+ * The billing configuration, readable without a session. Crypto payment (assets, prices) comes
+ * with the billing issue; until then no asset is offered and the plans show their limits only.
+ */
+export const configurationRoutes =
+  (ctx: RelayContext): FastifyPluginAsync =>
+  async (app) => {
+    app.get('/configuration', async () => ({
+      success: true,
+      data: {
+        currency: 'USD',
+        annualDiscountPercent: 0,
+        assets: [],
+        plans: [
+          { id: 'free', price: 0, sendPerMinute: ctx.config.RATE_LIMIT_SEND_FREE_PER_MIN, pollPerMinute: ctx.config.RATE_LIMIT_POLL_PER_MIN },
+          { id: 'paid', price: null, sendPerMinute: ctx.config.RATE_LIMIT_SEND_PAID_PER_MIN, pollPerMinute: ctx.config.RATE_LIMIT_POLL_PER_MIN },
+        ],
+      },
+    }));
+  };

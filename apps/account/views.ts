@@ -1,0 +1,39 @@
+import type { AppMessengerView, AppView } from '../../projections/apps/apps-projection.ts';
+import type { CredentialView } from '../../projections/credentials/credentials-projection.ts';
+
+/** How the account API shows its objects (never a secret unless asked for the full credential). */
+export const appMessengerJson = (m: AppMessengerView) => ({
+  id: m.id,
+  appId: m.appId,
+  messenger: m.messenger,
+  status: m.status,
+  address: m.address,
+});
+
+export const appJson = (app: AppView) => ({
+  id: app.id,
+  name: app.settings.name,
+  protocol: app.settings.protocol,
+  status: app.settings.status,
+  deliveryType: app.settings.deliveryType,
+  webhookUrl: app.settings.webhookUrl,
+  webhookAuthType: app.settings.webhookAuthType,
+  webhookAuthHeaderName: app.settings.webhookAuthHeaderName,
+  hasWebhookAuthSecret: app.settings.webhookAuthSecretEncrypted !== null,
+  apiKeyId: app.settings.apiKeyId,
+  userId: app.userId,
+  createdAt: app.createdAt,
+  messengers: app.messengers.map(appMessengerJson),
+});
+
+export const credentialJson = (c: CredentialView) => ({
+  credentialId: c.credentialId,
+  type: c.type,
+  name: c.name,
+  appIds: c.appIds,
+  keyPreview: c.keyPreview,
+  webhookUrl: c.webhookUrl,
+  webhookAuthType: c.webhookAuthType,
+  webhookAuthHeaderName: c.webhookAuthHeaderName,
+  createdAt: c.createdAt,
+});

@@ -1,0 +1,48 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RelayContext } from '../shared/context.ts';
+import { authenticate } from './authenticate.ts';
+import type { CredentialView } from '../../projections/credentials/credentials-projection.ts';
+
+export const AUTH_ERRORS = {
+  missing: 'Missing API key',
+  wrongHeader: 'API key not accepted in this header for its credential type',
+  invalid: 'Invalid API key',
+  noApps: 'API key is not associated with any apps',
+} as const;
+
+export type Caller = { credential: CredentialView; appIds: string[] };
+
+/**
+ * The 401/403 rules: no usable header → 401; a key in a header its type does not accept → 401;
+ * a key of no live credential → 403 on send and poll (`unknownStatus`), 401 on verify.
+ * Returns undefined after answering the request itself.
+ */
+export const requireCaller = (
+  ctx: RelayContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  unknownStatus: 401 | 403,
+): Caller | undefined => {
+  const auth = authenticate(request.headers, ctx.models.credentials, ctx.models.apps);
+  switch (auth.kind) {
+    case 'ok':
+      return { credential: auth.credential, appIds: auth.appIds };
+    case 'missing':
+      void reply.code(401).send({ error: AUTH_ERRORS.missing });
+      return undefined;
+    case 'wrong-header':
+      void reply.code(401).send({ error: AUTH_ERRORS.wrongHeader });
+      return undefined;
+    case 'unknown':
+      void reply.code(unknownStatus).send({ error: AUTH_ERRORS.invalid });
+      return undefined;
+  }
+};
+
+/** A 429 per the interface: remaining 0 and the window's end in epoch ms. */
+export const sendRateLimited = (reply: FastifyReply, resetAt: number) =>
+  reply
+    .code(429)
+    .header('X-RateLimit-Remaining', '0')
+    .header('X-RateLimit-Reset', String(resetAt))
+    .send({ error: 'Rate limit exceeded' });

@@ -1,0 +1,63 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { hashKey } from '../../infra/crypto/keys.ts';
+import type { CredentialView, CredentialsProjection } from '../../projections/credentials/credentials-projection.ts';
+import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
+
+/**
+ * Which credential a request presents, by the header rules of each credential type:
+ * `api-key` → `Authorization: Bearer` or `X-API-Key`; `webhook-bearer` → `Authorization: Bearer`;
+ * `webhook-header` → only the header named by its `webhookAuthHeaderName`.
+ */
+export type Authentication =
+  | { kind: 'ok'; credential: CredentialView; appIds: string[] }
+  /** No header that could carry a key. */
+  | { kind: 'missing' }
+  /** A live credential's key, in a header its type does not accept. */
+  | { kind: 'wrong-header' }
+  /** A key that maps to no live credential (unknown or deleted). */
+  | { kind: 'unknown' };
+
+type Via = { header: 'authorization' } | { header: 'x-api-key' } | { header: 'custom'; name: string };
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+const accepts = (credential: CredentialView, via: Via) => {
+  switch (credential.type) {
+    case 'api-key':
+      return via.header === 'authorization' || via.header === 'x-api-key';
+    case 'webhook-bearer':
+      return via.header === 'authorization';
+    case 'webhook-header':
+      return via.header === 'custom' && via.name === credential.webhookAuthHeaderName;
+  }
+};
+
+const single = (value: string | string[] | undefined) => (typeof value === 'string' && value !== '' ? value : undefined);
+
+export const authenticate = (
+  headers: IncomingHttpHeaders,
+  credentials: CredentialsProjection,
+  apps: AppsProjection,
+): Authentication => {
+  const presented: Array<{ key: string; via: Via }> = [];
+  const bearer = BEARER.exec(single(headers.authorization) ?? '')?.[1];
+  if (bearer) presented.push({ key: bearer, via: { header: 'authorization' } });
+  const xApiKey = single(headers['x-api-key'])?.trim();
+  if (xApiKey) presented.push({ key: xApiKey, via: { header: 'x-api-key' } });
+  for (const name of credentials.customHeaderNames()) {
+    const value = single(headers[name])?.trim();
+    if (value) presented.push({ key: value, via: { header: 'custom', name } });
+  }
+  if (presented.length === 0) return { kind: 'missing' };
+  let wrongHeader = false;
+  for (const { key, via } of presented) {
+    const credential = credentials.byKeyHash(hashKey(key));
+    if (!credential) continue;
+    if (!accepts(credential, via)) {
+      wrongHeader = true;
+      continue;
+    }
+    return { kind: 'ok', credential, appIds: credential.appIds.filter((appId) => apps.isLive(appId)) };
+  }
+  return wrongHeader ? { kind: 'wrong-header' } : { kind: 'unknown' };
+};

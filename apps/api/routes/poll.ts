@@ -1,0 +1,61 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { RelayContext } from '../../shared/context.ts';
+import { AUTH_ERRORS, requireCaller, sendRateLimited } from '../auth-guard.ts';
+import { popRoundRobin } from '../poll-messages.ts';
+import type { RateLimiter } from '../rate-limiter.ts';
+import { errorBody, pollQuery, pollResponse } from '../schemas.ts';
+
+export const POLL_ERRORS = {
+  outOfRange: 'Invalid limit. Must be between 1 and 50',
+  notANumber: 'Invalid limit parameter',
+  storeFailed: 'Failed to poll messages',
+} as const;
+
+const DEFAULT_LIMIT = 10;
+const MAX_LIMIT = 50;
+
+/** `limit` as the interface reads it: absent → 10; not an integer → one error; out of 1..50 → the other. */
+export const parseLimit = (raw: unknown): number | { error: string } => {
+  if (raw === undefined) return DEFAULT_LIMIT;
+  if (typeof raw !== 'string' || !/^\s*[-+]?\d+\s*$/.test(raw)) return { error: POLL_ERRORS.notANumber };
+  const limit = Number(raw);
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIMIT) return { error: POLL_ERRORS.outOfRange };
+  return limit;
+};
+
+export const pollRoute =
+  (ctx: RelayContext, limiter: RateLimiter): FastifyPluginAsyncZod =>
+  async (app) => {
+    app.get(
+      '/messages/poll',
+      {
+        schema: {
+          summary: 'Pop inbound messages (destructive read)',
+          querystring: pollQuery.passthrough(),
+          response: { 200: pollResponse, 400: errorBody, 401: errorBody, 403: errorBody, 429: errorBody, 503: errorBody },
+        },
+        // The query is read by hand below so that its errors carry the interface's words.
+        validatorCompiler: () => (data) => ({ value: data }),
+      },
+      async (request, reply) => {
+        const caller = requireCaller(ctx, request, reply, 403);
+        if (!caller) return reply;
+        const limit = parseLimit((request.query as Record<string, unknown>).limit);
+        if (typeof limit !== 'number') return reply.code(400).send(limit);
+        if (caller.appIds.length === 0) return reply.code(401).send({ error: AUTH_ERRORS.noApps });
+        const decision = limiter.consume(`poll:${caller.credential.credentialId}`, 1, ctx.config.RATE_LIMIT_POLL_PER_MIN);
+        if (!decision.allowed) return sendRateLimited(reply, decision.resetAt);
+        let messages;
+        try {
+          messages = await popRoundRobin(ctx.broker, caller.appIds, limit);
+        } catch (error) {
+          request.log.error({ err: error }, 'poll failed');
+          return reply.code(503).send({ error: POLL_ERRORS.storeFailed });
+        }
+        return reply
+          .code(200)
+          .header('X-RateLimit-Remaining', String(decision.remaining))
+          .send({ messages, count: messages.length, queue: `poll:${caller.appIds.join(',')}` });
+      },
+    );
+  };

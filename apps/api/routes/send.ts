@@ -1,0 +1,79 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { MAX_BATCH } from '../../../domain/outbound/validate.ts';
+import type { RelayContext } from '../../shared/context.ts';
+import { requireCaller, sendRateLimited } from '../auth-guard.ts';
+import type { RateLimiter } from '../rate-limiter.ts';
+import { errorBody, sendBody, sendResponse } from '../schemas.ts';
+import { enqueueMessages, validateBatch } from '../send-messages.ts';
+
+export const SEND_BATCH_ERRORS = {
+  notAnObject: 'Request body must be a JSON object with a messages array',
+  empty: 'At least one message is required',
+  tooMany: `Batch size exceeds maximum of ${MAX_BATCH} messages`,
+  noneAccepted: 'No valid messages to send',
+  enqueueFailed: 'Failed to enqueue messages',
+} as const;
+
+/** The 400 text for a body whose shape is wrong before any item is looked at. */
+const shapeError = (instancePath: string | undefined): string => {
+  const [, field, index, key] = (instancePath ?? '').split('/');
+  if (field !== 'messages' || index === undefined) return SEND_BATCH_ERRORS.notAnObject;
+  return key === undefined ? `Invalid message at index ${index}: must be an object` : `Invalid message at index ${index}: ${key} must be a string`;
+};
+
+export const sendRoute =
+  (ctx: RelayContext, limiter: RateLimiter): FastifyPluginAsyncZod =>
+  async (app) => {
+    app.post(
+      '/messages/send',
+      {
+        attachValidation: true,
+        schema: {
+          summary: 'Enqueue a batch of outbound messages',
+          body: sendBody,
+          response: { 202: sendResponse, 400: errorBody, 401: errorBody, 403: errorBody, 429: errorBody, 503: errorBody },
+        },
+      },
+      async (request, reply) => {
+        const caller = requireCaller(ctx, request, reply, 403);
+        if (!caller) return reply;
+        if (request.validationError) {
+          const first = (request.validationError.validation as Array<{ instancePath?: string }>)[0];
+          return reply.code(400).send({ error: shapeError(first?.instancePath) });
+        }
+        const items = request.body.messages;
+        if (items.length === 0) return reply.code(400).send({ error: SEND_BATCH_ERRORS.empty });
+        if (items.length > MAX_BATCH) return reply.code(400).send({ error: SEND_BATCH_ERRORS.tooMany });
+
+        const limit =
+          ctx.models.users.tierOf(caller.credential.userId) === 'paid'
+            ? ctx.config.RATE_LIMIT_SEND_PAID_PER_MIN
+            : ctx.config.RATE_LIMIT_SEND_FREE_PER_MIN;
+        const bucket = `send:${caller.credential.credentialId}`;
+        const { accepted, failed } = validateBatch(items, caller);
+        if (accepted.length === 0) {
+          return reply.code(400).send({ error: SEND_BATCH_ERRORS.noneAccepted, ...body([], failed) });
+        }
+        const decision = limiter.consume(bucket, items.length, limit);
+        if (!decision.allowed) return sendRateLimited(reply, decision.resetAt);
+        try {
+          await enqueueMessages(ctx, caller, accepted);
+        } catch (error) {
+          limiter.refund(bucket, items.length);
+          request.log.error({ err: error }, 'enqueue failed');
+          return reply.code(503).send({ error: SEND_BATCH_ERRORS.enqueueFailed });
+        }
+        return reply.code(202).header('X-RateLimit-Remaining', String(decision.remaining)).send(body(accepted, failed));
+      },
+    );
+  };
+
+const body = (
+  accepted: ReadonlyArray<{ messageId: string; appId: string; contactId: string; messenger: string }>,
+  failed: ReadonlyArray<{ appId: string; contactId: string; messenger: string; error: string }>,
+) => ({
+  successfulMessages: accepted.map(({ messageId, appId, contactId, messenger }) => ({ messageId, appId, contactId, messenger })),
+  failedMessages: [...failed],
+  totalAccepted: accepted.length,
+  totalFailed: failed.length,
+});

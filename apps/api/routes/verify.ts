@@ -1,0 +1,22 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { RelayContext } from '../../shared/context.ts';
+import { AUTH_ERRORS, requireCaller, sendRateLimited } from '../auth-guard.ts';
+import type { RateLimiter } from '../rate-limiter.ts';
+import { errorBody, verifyResponse } from '../schemas.ts';
+
+export const verifyRoute =
+  (ctx: RelayContext, limiter: RateLimiter): FastifyPluginAsyncZod =>
+  async (app) => {
+    app.get(
+      '/auth/verify',
+      { schema: { summary: 'Check a key and list its appIds', response: { 200: verifyResponse, 401: errorBody, 429: errorBody, 503: errorBody } } },
+      async (request, reply) => {
+        const caller = requireCaller(ctx, request, reply, 401);
+        if (!caller) return reply;
+        if (caller.appIds.length === 0) return reply.code(401).send({ error: AUTH_ERRORS.noApps });
+        const decision = limiter.consume(`verify:${caller.credential.credentialId}`, 1, ctx.config.RATE_LIMIT_VERIFY_PER_MIN);
+        if (!decision.allowed) return sendRateLimited(reply, decision.resetAt);
+        return reply.code(200).send({ valid: true as const, appIds: caller.appIds });
+      },
+    );
+  };

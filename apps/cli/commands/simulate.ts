@@ -1,0 +1,43 @@
+import { isMessenger, MESSENGERS, type Messenger } from '../../../domain/shared/messengers.ts';
+import { SimulatorConnector } from '../../../infra/messenger/simulator/simulator-connector.ts';
+import { SimulatorStore } from '../../../infra/messenger/simulator/simulator-store.ts';
+import { receiveInbound, type ReceiveResult } from '../../gateway/receive-inbound.ts';
+import type { RelayContext } from '../../shared/context.ts';
+
+export const parseMessenger = (value: string): Messenger => {
+  if (!isMessenger(value)) throw new Error(`Invalid messenger. Must be one of: ${MESSENGERS.join(', ')}`);
+  return value;
+};
+
+/**
+ * As if `contactId` wrote to the app's bot identity on `messenger`: the simulator connector
+ * reports it and the gateway records it, in this process. A running server publishes it to the
+ * app's inbound queue; one started later does the same from the event history.
+ */
+export const simulateInbound = async (
+  ctx: RelayContext,
+  input: { appId: string; messenger: Messenger; contactId: string; text: string; groupId?: string; timestamp?: number },
+): Promise<ReceiveResult> => {
+  const appMessenger = ctx.models.apps.appMessengerOf(input.appId, input.messenger);
+  if (!appMessenger) throw new Error(`App ${input.appId} has no ${input.messenger} messenger`);
+  if (appMessenger.address === null) throw new Error(`The ${input.messenger} identity of app ${input.appId} is still being provisioned`);
+  const store = new SimulatorStore(ctx.config.dataDir);
+  const connector = new SimulatorConnector(input.messenger, store);
+  let result: ReceiveResult | undefined;
+  try {
+    await connector.listen(async (message) => {
+      result = await receiveInbound(ctx.store, ctx.models.apps, message);
+    });
+    await connector.inject({
+      to: appMessenger.address,
+      contactId: input.contactId,
+      text: input.text,
+      ...(input.groupId !== undefined ? { groupId: input.groupId } : {}),
+      ...(input.timestamp !== undefined ? { timestamp: input.timestamp } : {}),
+    });
+  } finally {
+    await connector.close();
+    store.close();
+  }
+  return result!;
+};

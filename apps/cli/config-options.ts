@@ -1,0 +1,18 @@
+import { Option, type Command } from 'commander';
+import { CONFIG_KEYS, flagName, loadConfig, type Config, type ConfigKey } from '../shared/config.ts';
+
+/** Every command takes every configuration setting as a flag (`--data-dir`), overriding the environment. */
+export const withConfigOptions = (command: Command): Command => {
+  for (const key of CONFIG_KEYS) command.addOption(new Option(`--${flagName(key)} <value>`, `overrides ${key}`).hideHelp());
+  return command.addHelpText('after', '\nEvery setting of the environment (PORT, DATA_DIR, ...) is also a flag: --port, --data-dir, ...');
+};
+
+export const configFrom = (options: Record<string, unknown>): Config => {
+  const flags: Partial<Record<ConfigKey, string>> = {};
+  for (const key of CONFIG_KEYS) {
+    const camel = flagName(key).replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+    const value = options[camel];
+    if (typeof value === 'string') flags[key] = value;
+  }
+  return loadConfig(process.env, flags);
+};

@@ -1,0 +1,170 @@
+import { Command, Option } from 'commander';
+import { userDecider, userStreamName } from '../../domain/user/decider.ts';
+import { SimulatorStore } from '../../infra/messenger/simulator/simulator-store.ts';
+import { closeContext, openContext, ROLES, startRelay, type Role } from '../runtime.ts';
+import { handleCommand } from '../shared/command-handler.ts';
+import { ConfigError } from '../shared/config.ts';
+import type { RelayContext } from '../shared/context.ts';
+import { createLogger } from '../shared/logger.ts';
+import { VERSION } from '../shared/version.ts';
+import { configFrom, withConfigOptions } from './config-options.ts';
+import { printEvents } from './commands/events.ts';
+import { createSession, userIdForEmail } from './commands/session.ts';
+import { parseMessenger, simulateInbound } from './commands/simulate.ts';
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** Runs `work` on the stores of the configured data, quietly (logs at warn and above, to stderr). */
+const withContext = async (options: Record<string, unknown>, work: (ctx: RelayContext) => Promise<void>) => {
+  const config = configFrom(options);
+  const ctx = await openContext(config, createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL));
+  try {
+    await work(ctx);
+  } finally {
+    await closeContext(ctx);
+  }
+};
+
+const program = new Command('relay').description('Relay: one REST API for Signal, SimpleX and Session').version(VERSION);
+
+withConfigOptions(
+  program
+    .command('start')
+    .description('run Relay (the whole service in one process by default)')
+    .addOption(new Option('--role <role>', 'which part of Relay to run').choices(ROLES).default('all')),
+).action(async (options: Record<string, unknown>) => {
+  const config = configFrom(options);
+  const relay = await startRelay(config, options.role as Role);
+  const log = relay.ctx.log;
+  log.info({ role: options.role, port: config.PORT, host: config.HOST, dataDir: config.dataDir, version: VERSION }, 'relay started');
+  const shutdown = (signal: string) => {
+    log.info({ signal }, 'shutting down');
+    relay.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+});
+
+const session = program.command('session').description('dashboard sessions');
+withConfigOptions(
+  session
+    .command('create')
+    .description('create the user if missing and print a dashboard session token (the relay_session cookie)')
+    .requiredOption('--email <email>', 'the user’s e-mail')
+    .option('--name <name>', 'display name for a new user'),
+).action((options: Record<string, unknown>) =>
+  withContext(options, async (ctx) => {
+    process.stdout.write(`${await createSession(ctx, String(options.email), options.name as string | undefined)}\n`);
+  }),
+);
+
+const user = program.command('user').description('operator commands on users');
+withConfigOptions(
+  user
+    .command('tier')
+    .description('set the send tier of a user (the paid tier raises the send limit)')
+    .requiredOption('--email <email>', 'the user’s e-mail')
+    .addOption(new Option('--tier <tier>', 'the tier').choices(['free', 'paid']).makeOptionMandatory()),
+).action((options: Record<string, unknown>) =>
+  withContext(options, async (ctx) => {
+    const result = await handleCommand(
+      ctx.store,
+      userStreamName(userIdForEmail(String(options.email))),
+      userDecider,
+      { type: 'ChangeSendTier', data: { tier: options.tier as 'free' | 'paid', now: new Date() } },
+      { actor: 'cli' },
+    );
+    if (!result.ok) throw new Error(result.error.message);
+  }),
+);
+
+const simulate = program.command('simulate').description('drive the simulator connector');
+withConfigOptions(
+  simulate
+    .command('inbound')
+    .description('inject an inbound message, as if a contact wrote to the app’s bot identity')
+    .requiredOption('--app <appId>', 'the app written to')
+    .requiredOption('--messenger <messenger>', 'signal, simplex or session')
+    .requiredOption('--contact <contactId>', 'the sender, in the messenger’s format')
+    .requiredOption('--text <text>', 'the message body')
+    .option('--group <groupId>', 'for a group message: the group id')
+    .option('--timestamp <ms>', 'the messenger’s timestamp, epoch ms'),
+).action((options: Record<string, unknown>) =>
+  withContext(options, async (ctx) => {
+    const result = await simulateInbound(ctx, {
+      appId: String(options.app),
+      messenger: parseMessenger(String(options.messenger)),
+      contactId: String(options.contact),
+      text: String(options.text),
+      ...(options.group !== undefined ? { groupId: String(options.group) } : {}),
+      ...(options.timestamp !== undefined ? { timestamp: Number(options.timestamp) } : {}),
+    });
+    if (result.kind === 'unrouted') throw new Error(result.reason);
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  }),
+);
+withConfigOptions(
+  simulate
+    .command('fail')
+    .description('make the next deliveries to a contact fail (a transient failure: they are retried)')
+    .requiredOption('--messenger <messenger>', 'signal, simplex or session')
+    .requiredOption('--contact <contactId>', 'the contact')
+    .option('--times <n>', 'how many deliveries fail; -1 until cleared, 0 clears', '1')
+    .option('--reason <text>', 'the failure reason', 'Simulated failure'),
+).action((options: Record<string, unknown>) => {
+  const config = configFrom(options);
+  const times = Number(options.times);
+  if (!Number.isInteger(times)) throw new Error(`--times must be an integer, got ${String(options.times)}`);
+  const store = new SimulatorStore(config.dataDir);
+  try {
+    store.failNext(parseMessenger(String(options.messenger)), String(options.contact), times, String(options.reason));
+  } finally {
+    store.close();
+  }
+});
+withConfigOptions(
+  simulate
+    .command('outbox')
+    .description('list the delivery attempts the simulator was handed, as JSON lines')
+    .option('--message <messageId>', 'only this message')
+    .option('--contact <contactId>', 'only this contact'),
+).action((options: Record<string, unknown>) => {
+  const store = new SimulatorStore(configFrom(options).dataDir);
+  try {
+    const filter = {
+      ...(options.message !== undefined ? { messageId: String(options.message) } : {}),
+      ...(options.contact !== undefined ? { contactId: String(options.contact) } : {}),
+    };
+    for (const delivery of store.deliveries(filter)) process.stdout.write(`${JSON.stringify(delivery)}\n`);
+  } finally {
+    store.close();
+  }
+});
+
+withConfigOptions(
+  program
+    .command('events')
+    .description('print the event history as JSON lines, in global order (for auditors)')
+    .option('--stream <name>', 'only this stream (repeatable)', collect)
+    .option('--category <name>', 'only this category, e.g. app, credential, outbound (repeatable)', collect)
+    .option('--type <type>', 'only this event type (repeatable)', collect)
+    .option('--since <time>', 'recorded at or after this ISO 8601 time')
+    .option('--until <time>', 'recorded before this ISO 8601 time')
+    .option('--after <position>', 'only events after this global position')
+    .option('--limit <n>', 'at most this many events'),
+).action((options: Record<string, unknown>) =>
+  withContext(options, async (ctx) => {
+    await printEvents(ctx.store, options, (line) => process.stdout.write(`${line}\n`));
+  }),
+);
+
+program.parseAsync(process.argv).catch((error: unknown) => {
+  process.stderr.write(`relay: ${error instanceof ConfigError || error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(error instanceof ConfigError ? 2 : 1);
+});

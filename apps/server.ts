@@ -1,0 +1,59 @@
+import helmet from '@fastify/helmet';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { publicApi } from './api/app.ts';
+import type { RateLimiter } from './api/rate-limiter.ts';
+import { ACCOUNT_PREFIX } from './account/app.ts';
+import type { Forwarder } from './dashboard/forwarder.ts';
+import { dashboardProxy } from './dashboard/proxy.ts';
+import { registerApiDocs } from './docs.ts';
+import type { RelayContext } from './shared/context.ts';
+
+/**
+ * The HTTP face of Relay: the public API under `/api/v1`, the dashboard proxy under
+ * `/dashboard/api/dashboard`, the OpenAPI documents under `/docs`. Every answer carries the
+ * security headers; errors are `{ "error": string }` outside the dashboard prefix.
+ */
+export const buildServer = async (
+  ctx: RelayContext,
+  options: { limiter: RateLimiter; forwardToAccount: Forwarder; accountDocs?: () => unknown },
+): Promise<FastifyInstance> => {
+  const app = Fastify({
+    loggerInstance: ctx.log.child({ component: 'http' }),
+    disableRequestLogging: ctx.config.LOG_LEVEL !== 'debug' && ctx.config.LOG_LEVEL !== 'trace',
+    bodyLimit: 2 * 1024 * 1024,
+    forceCloseConnections: false,
+    return503OnClosing: true,
+  }).withTypeProvider<ZodTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  // Responses are built by the handlers in the documented shapes; the zod schemas document them.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+
+  await app.register(helmet, {
+    // The API answers JSON; the docs UI sets its own policy for its static files.
+    contentSecurityPolicy: false,
+    xXssProtection: true,
+    strictTransportSecurity: { maxAge: 15_552_000, includeSubDomains: true },
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const err = error as { statusCode?: number; code?: string; name?: string };
+    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return reply.code(400).send({ error: 'Content-Type must be application/json' });
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.code(413).send({ error: 'Request body too large' });
+    if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) return reply.code(400).send({ error: 'Invalid JSON' });
+    if (err.name === 'EventStoreUnavailableError' || err.name === 'BrokerUnavailableError') {
+      request.log.error({ err: error }, 'backend unavailable');
+      return reply.code(503).send({ error: 'Service temporarily unavailable' });
+    }
+    request.log.error({ err: error }, 'request failed');
+    return reply.code(500).send({ error: 'Internal server error' });
+  });
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'Not found' }));
+
+  await registerApiDocs(app as unknown as FastifyInstance, ctx.version, options.accountDocs);
+  await app.register(publicApi(ctx, options.limiter), { prefix: '/api/v1' });
+  await app.register(dashboardProxy({ forward: options.forwardToAccount, timeoutMs: ctx.config.DASHBOARD_TIMEOUT_MS }), {
+    prefix: ACCOUNT_PREFIX,
+  });
+  return app as unknown as FastifyInstance;
+};

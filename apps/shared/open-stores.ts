@@ -1,0 +1,30 @@
+import path from 'node:path';
+import fs from 'node:fs';
+import type { Broker } from '../../infra/broker/port.ts';
+import { createEmbeddedBroker } from '../../infra/broker/embedded/embedded-broker.ts';
+import type { EventStore } from '../../infra/event-store/port.ts';
+import { createSqliteEventStore } from '../../infra/event-store/sqlite/sqlite-event-store.ts';
+import { ConfigError, type Config } from './config.ts';
+
+/** Opens the event store that the configuration names. */
+export const openEventStore = (config: Config): EventStore => {
+  switch (config.EVENT_STORE) {
+    case 'sqlite':
+      fs.mkdirSync(config.dataDir, { recursive: true });
+      return createSqliteEventStore({ path: path.join(config.dataDir, 'events.db'), synchronous: config.SQLITE_SYNCHRONOUS });
+    case 'postgres':
+    case 'eventstoredb':
+      throw new ConfigError(`Invalid configuration EVENT_STORE=${config.EVENT_STORE}: not available in this version (only sqlite)`);
+  }
+};
+
+/** Opens the broker that the configuration names. */
+export const openBroker = (config: Config): Broker => {
+  switch (config.BROKER) {
+    case 'embedded':
+      fs.mkdirSync(config.dataDir, { recursive: true });
+      return createEmbeddedBroker({ path: path.join(config.dataDir, 'broker.db'), synchronous: config.SQLITE_SYNCHRONOUS });
+    case 'kafka':
+      throw new ConfigError('Invalid configuration BROKER=kafka: not available in this version (only embedded)');
+  }
+};

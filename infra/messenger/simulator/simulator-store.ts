@@ -1,0 +1,98 @@
+import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Messenger } from '../port.ts';
+
+export interface SimulatedDelivery {
+  messageId: string;
+  messenger: Messenger;
+  from: string;
+  contactId: string;
+  text: string;
+  groupId: string | null;
+  attempt: number;
+  ok: boolean;
+  reason: string | null;
+  at: number;
+}
+
+/**
+ * What the simulator remembers, in `simulator.db` of DATA_DIR so that the CLI and a running
+ * server see the same: every delivery attempt it was handed, and the failures it was told to fake.
+ */
+export class SimulatorStore {
+  private readonly db: Database.Database;
+  private readonly insertDelivery: Database.Statement;
+  private readonly countAttempts: Database.Statement;
+  private readonly takeFailure: Database.Transaction<(messenger: string, contactId: string) => string | undefined>;
+
+  constructor(dataDir: string) {
+    fs.mkdirSync(dataDir, { recursive: true });
+    this.db = new Database(path.join(dataDir, 'simulator.db'));
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.exec(`
+      CREATE TABLE IF NOT EXISTS deliveries (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT, message_id TEXT NOT NULL, messenger TEXT NOT NULL, from_address TEXT NOT NULL,
+        contact_id TEXT NOT NULL, text TEXT NOT NULL, group_id TEXT, attempt INTEGER NOT NULL, ok INTEGER NOT NULL, reason TEXT, at INTEGER NOT NULL);
+      CREATE INDEX IF NOT EXISTS deliveries_message ON deliveries(message_id);
+      CREATE TABLE IF NOT EXISTS failures (
+        messenger TEXT NOT NULL, contact_id TEXT NOT NULL, remaining INTEGER NOT NULL, reason TEXT NOT NULL,
+        PRIMARY KEY (messenger, contact_id));`);
+    this.insertDelivery = this.db.prepare(
+      `INSERT INTO deliveries (message_id, messenger, from_address, contact_id, text, group_id, attempt, ok, reason, at)
+       VALUES (@messageId, @messenger, @from, @contactId, @text, @groupId, @attempt, @ok, @reason, @at)`,
+    );
+    this.countAttempts = this.db.prepare('SELECT count(*) AS n FROM deliveries WHERE message_id = ?');
+    const select = this.db.prepare('SELECT remaining, reason FROM failures WHERE messenger = ? AND contact_id = ?');
+    const decrement = this.db.prepare('UPDATE failures SET remaining = remaining - 1 WHERE messenger = ? AND contact_id = ?');
+    const remove = this.db.prepare('DELETE FROM failures WHERE messenger = ? AND contact_id = ?');
+    this.takeFailure = this.db.transaction((messenger: string, contactId: string) => {
+      const rule = select.get(messenger, contactId) as { remaining: number; reason: string } | undefined;
+      if (!rule) return undefined;
+      if (rule.remaining > 0) {
+        if (rule.remaining === 1) remove.run(messenger, contactId);
+        else decrement.run(messenger, contactId);
+      }
+      return rule.reason;
+    });
+  }
+
+  /** Makes the next `times` deliveries to this contact fail (times < 0: until cleared). */
+  failNext(messenger: Messenger, contactId: string, times: number, reason: string): void {
+    if (times === 0) {
+      this.db.prepare('DELETE FROM failures WHERE messenger = ? AND contact_id = ?').run(messenger, contactId);
+      return;
+    }
+    this.db
+      .prepare('INSERT INTO failures (messenger, contact_id, remaining, reason) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET remaining = excluded.remaining, reason = excluded.reason')
+      .run(messenger, contactId, times, reason);
+  }
+
+  consumeFailure(messenger: Messenger, contactId: string): string | undefined {
+    return this.takeFailure(messenger, contactId);
+  }
+
+  attemptsOf(messageId: string): number {
+    return (this.countAttempts.get(messageId) as { n: number }).n;
+  }
+
+  record(delivery: SimulatedDelivery): void {
+    this.insertDelivery.run({ ...delivery, ok: delivery.ok ? 1 : 0 });
+  }
+
+  deliveries(filter: { messageId?: string; contactId?: string } = {}): SimulatedDelivery[] {
+    const rows = this.db
+      .prepare(
+        `SELECT message_id AS messageId, messenger, from_address AS "from", contact_id AS contactId, text, group_id AS groupId,
+                attempt, ok, reason, at FROM deliveries
+         WHERE (@messageId IS NULL OR message_id = @messageId) AND (@contactId IS NULL OR contact_id = @contactId) ORDER BY seq`,
+      )
+      .all({ messageId: filter.messageId ?? null, contactId: filter.contactId ?? null }) as Array<Omit<SimulatedDelivery, "ok"> & { ok: number }>;
+    return rows.map((row) => ({ ...row, ok: row.ok === 1 }));
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

@@ -1,0 +1,116 @@
+import type { AppEvent, AppMessengerStatus, AppSettings } from '../../domain/app/events.ts';
+import type { Messenger } from '../../domain/shared/messengers.ts';
+import type { RecordedEvent } from '../../infra/event-store/port.ts';
+import type { Projection } from '../projection.ts';
+
+export interface AppMessengerView {
+  id: string;
+  appId: string;
+  messenger: Messenger;
+  status: AppMessengerStatus;
+  address: string | null;
+}
+
+export interface AppView {
+  id: string;
+  userId: string;
+  settings: AppSettings;
+  createdAt: string;
+  messengers: AppMessengerView[];
+}
+
+const addressKey = (messenger: string, address: string) => `${messenger}\u0000${address}`;
+
+/** Live apps, their app-messengers, and the routing of a bot identity back to its app-messenger. */
+export class AppsProjection implements Projection {
+  readonly name = 'apps';
+  readonly categories = ['app'] as const;
+  private readonly byId = new Map<string, AppView>();
+  private readonly appMessengers = new Map<string, AppMessengerView>();
+  private readonly byAddress = new Map<string, AppMessengerView>();
+
+  apply(recorded: RecordedEvent): void {
+    const event = recorded as unknown as AppEvent;
+    switch (event.type) {
+      case 'AppCreated': {
+        const { appId, userId, createdAt, ...settings } = event.data;
+        this.byId.set(appId, { id: appId, userId, settings, createdAt, messengers: [] });
+        return;
+      }
+      case 'AppUpdated': {
+        const app = this.byId.get(event.data.appId);
+        if (app) app.settings = { ...app.settings, ...event.data.changes };
+        return;
+      }
+      case 'AppDeleted': {
+        const app = this.byId.get(event.data.appId);
+        if (!app) return;
+        for (const m of app.messengers) {
+          this.appMessengers.delete(m.id);
+          if (m.address !== null) this.byAddress.delete(addressKey(m.messenger, m.address));
+        }
+        this.byId.delete(event.data.appId);
+        return;
+      }
+      case 'AppMessengerAdded': {
+        const app = this.byId.get(event.data.appId);
+        if (!app) return;
+        const view: AppMessengerView = {
+          id: event.data.appMessengerId,
+          appId: event.data.appId,
+          messenger: event.data.messenger,
+          status: 'processing',
+          address: null,
+        };
+        app.messengers.push(view);
+        this.appMessengers.set(view.id, view);
+        return;
+      }
+      case 'AppMessengerProvisioned': {
+        const view = this.appMessengers.get(event.data.appMessengerId);
+        if (!view) return;
+        view.address = event.data.address;
+        this.byAddress.set(addressKey(view.messenger, view.address), view);
+        return;
+      }
+      case 'AppMessengerStatusChanged': {
+        const view = this.appMessengers.get(event.data.appMessengerId);
+        if (view && view.address !== null) view.status = event.data.status;
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  app(appId: string): AppView | undefined {
+    return this.byId.get(appId);
+  }
+
+  appsOf(userId: string): AppView[] {
+    return [...this.byId.values()].filter((app) => app.userId === userId);
+  }
+
+  appMessenger(appMessengerId: string): AppMessengerView | undefined {
+    return this.appMessengers.get(appMessengerId);
+  }
+
+  /** The app-messenger of an app on one messenger, if the app uses that messenger. */
+  appMessengerOf(appId: string, messenger: Messenger): AppMessengerView | undefined {
+    return this.byId.get(appId)?.messengers.find((m) => m.messenger === messenger);
+  }
+
+  /** The app-messenger whose bot identity is `address` on `messenger`. */
+  byBotAddress(messenger: Messenger, address: string): AppMessengerView | undefined {
+    return this.byAddress.get(addressKey(messenger, address));
+  }
+
+  /** App-messengers still waiting for their identity. */
+  pendingProvisioning(): AppMessengerView[] {
+    return [...this.appMessengers.values()].filter((m) => m.address === null);
+  }
+
+  isLive(appId: string): boolean {
+    return this.byId.has(appId);
+  }
+}

@@ -1,0 +1,63 @@
+import type { CredentialEvent, CredentialRecord } from '../../domain/credential/events.ts';
+import type { RecordedEvent } from '../../infra/event-store/port.ts';
+import type { Projection } from '../projection.ts';
+
+export type CredentialView = CredentialRecord;
+
+/**
+ * Live credentials by key hash (the hot path of every public request), by id and by owner, and
+ * the header names that webhook-header credentials are read from.
+ */
+export class CredentialsProjection implements Projection {
+  readonly name = 'credentials';
+  readonly categories = ['credential'] as const;
+  private readonly byHash = new Map<string, CredentialView>();
+  private readonly byId = new Map<string, CredentialView>();
+  private readonly headerNameCounts = new Map<string, number>();
+
+  apply(recorded: RecordedEvent): void {
+    const event = recorded as unknown as CredentialEvent;
+    switch (event.type) {
+      case 'CredentialCreated': {
+        const view = event.data;
+        this.byHash.set(view.keyHash, view);
+        this.byId.set(view.credentialId, view);
+        if (view.webhookAuthHeaderName) this.countHeader(view.webhookAuthHeaderName, 1);
+        return;
+      }
+      case 'CredentialDeleted': {
+        const view = this.byId.get(event.data.credentialId);
+        if (!view) return;
+        this.byId.delete(view.credentialId);
+        this.byHash.delete(view.keyHash);
+        if (view.webhookAuthHeaderName) this.countHeader(view.webhookAuthHeaderName, -1);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  private countHeader(name: string, delta: number) {
+    const next = (this.headerNameCounts.get(name) ?? 0) + delta;
+    if (next <= 0) this.headerNameCounts.delete(name);
+    else this.headerNameCounts.set(name, next);
+  }
+
+  byKeyHash(keyHash: string): CredentialView | undefined {
+    return this.byHash.get(keyHash);
+  }
+
+  credential(credentialId: string): CredentialView | undefined {
+    return this.byId.get(credentialId);
+  }
+
+  credentialsOf(userId: string): CredentialView[] {
+    return [...this.byId.values()].filter((c) => c.userId === userId);
+  }
+
+  /** Lower-cased names of the custom headers that live webhook-header credentials use. */
+  customHeaderNames(): Iterable<string> {
+    return this.headerNameCounts.keys();
+  }
+}

@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import type { RecordedEvent } from '../infra/event-store/port.ts';
+import { createReadModels } from './read-models.ts';
+
+let position = 0n;
+const recorded = (streamName: string, type: string, data: unknown): RecordedEvent => {
+  position += 1n;
+  return { id: `e${position}`, type, data, metadata: {}, streamName, streamVersion: 1n, globalPosition: position, recordedAt: new Date(0) };
+};
+
+const appCreated = recorded('app-app_1', 'AppCreated', {
+  appId: 'app_1',
+  userId: 'usr_1',
+  name: 'Bot',
+  protocol: ['signal'],
+  status: 'active',
+  deliveryType: 'poll',
+  webhookUrl: null,
+  webhookAuthType: null,
+  webhookAuthSecretEncrypted: null,
+  webhookAuthHeaderName: null,
+  apiKeyId: null,
+  createdAt: '2026-01-01T00:00:00.000Z',
+});
+const messengerAdded = recorded('app-app_1', 'AppMessengerAdded', {
+  appId: 'app_1',
+  appMessengerId: 'am_1',
+  messenger: 'signal',
+  status: 'processing',
+  addedAt: '2026-01-01T00:00:00.000Z',
+});
+const provisioned = recorded('app-app_1', 'AppMessengerProvisioned', { appId: 'app_1', appMessengerId: 'am_1', address: '+15550100', provisionedAt: '' });
+const activated = recorded('app-app_1', 'AppMessengerStatusChanged', { appId: 'app_1', appMessengerId: 'am_1', status: 'active', changedAt: '' });
+const credential = (id: string, keyHash: string, extra: Record<string, unknown> = {}) =>
+  recorded(`credential-${id}`, 'CredentialCreated', {
+    credentialId: id,
+    userId: 'usr_1',
+    type: 'api-key',
+    name: 'k',
+    appIds: ['app_1'],
+    keyHash,
+    secretEncrypted: 'x',
+    keyPreview: 'rly_',
+    webhookUrl: null,
+    webhookAuthType: null,
+    webhookAuthHeaderName: null,
+    createdAt: '',
+    ...extra,
+  });
+
+describe('read models', () => {
+  it('apps: an app-messenger is processing until provisioned, then routable by its address', () => {
+    const models = createReadModels();
+    [appCreated, messengerAdded].forEach((e) => models.apps.apply(e));
+    expect(models.apps.appMessengerOf('app_1', 'signal')).toEqual({ id: 'am_1', appId: 'app_1', messenger: 'signal', status: 'processing', address: null });
+    expect(models.apps.pendingProvisioning().map((m) => m.id)).toEqual(['am_1']);
+    [provisioned, activated].forEach((e) => models.apps.apply(e));
+    expect(models.apps.byBotAddress('signal', '+15550100')).toMatchObject({ id: 'am_1', status: 'active' });
+    expect(models.apps.pendingProvisioning()).toEqual([]);
+  });
+
+  it('apps: a deleted app and its identities disappear', () => {
+    const models = createReadModels();
+    [appCreated, messengerAdded, provisioned, activated].forEach((e) => models.apps.apply(e));
+    models.apps.apply(recorded('app-app_1', 'AppDeleted', { appId: 'app_1', userId: 'usr_1', deletedAt: '' }));
+    expect(models.apps.isLive('app_1')).toBe(false);
+    expect(models.apps.appsOf('usr_1')).toEqual([]);
+    expect(models.apps.byBotAddress('signal', '+15550100')).toBeUndefined();
+    expect(models.apps.appMessenger('am_1')).toBeUndefined();
+  });
+
+  it('credentials: found by key hash until deleted; custom header names are counted', () => {
+    const models = createReadModels();
+    models.credentials.apply(credential('cred_1', 'h1'));
+    models.credentials.apply(credential('cred_2', 'h2', { type: 'webhook-header', webhookAuthHeaderName: 'x-hook' }));
+    expect(models.credentials.byKeyHash('h1')?.credentialId).toBe('cred_1');
+    expect([...models.credentials.customHeaderNames()]).toEqual(['x-hook']);
+    models.credentials.apply(recorded('credential-cred_2', 'CredentialDeleted', { credentialId: 'cred_2', userId: 'usr_1', deletedAt: '' }));
+    expect(models.credentials.byKeyHash('h2')).toBeUndefined();
+    expect([...models.credentials.customHeaderNames()]).toEqual([]);
+    expect(models.credentials.credentialsOf('usr_1').map((c) => c.credentialId)).toEqual(['cred_1']);
+  });
+
+  it('users: sessions expire, tiers change', () => {
+    const models = createReadModels();
+    models.users.apply(recorded('user-usr_1', 'UserRegistered', { userId: 'usr_1', email: 'a@b.c', name: 'A', registeredAt: '' }));
+    models.users.apply(
+      recorded('user-usr_1', 'SessionStarted', { userId: 'usr_1', sessionId: 's', tokenHash: 't', startedAt: '', expiresAt: '2026-01-01T00:00:00.000Z' }),
+    );
+    expect(models.users.sessionUser('t', Date.parse('2025-12-31T23:59:59.000Z'))?.email).toBe('a@b.c');
+    expect(models.users.sessionUser('t', Date.parse('2026-01-01T00:00:00.000Z'))).toBeUndefined();
+    expect(models.users.tierOf('usr_1')).toBe('free');
+    models.users.apply(recorded('user-usr_1', 'SendTierChanged', { userId: 'usr_1', tier: 'paid', changedAt: '' }));
+    expect(models.users.tierOf('usr_1')).toBe('paid');
+  });
+
+  it('ignores event types it does not know', () => {
+    const models = createReadModels();
+    expect(() => models.all.forEach((p) => p.apply(recorded('app-x', 'SomethingElse', {})))).not.toThrow();
+  });
+});

@@ -1,0 +1,19 @@
+import { AppsProjection } from './apps/apps-projection.ts';
+import { CredentialsProjection } from './credentials/credentials-projection.ts';
+import type { Projection } from './projection.ts';
+import { UsersProjection } from './users/users-projection.ts';
+
+/** Every read model of a Relay process, fed by one projection runner. */
+export interface ReadModels {
+  readonly users: UsersProjection;
+  readonly apps: AppsProjection;
+  readonly credentials: CredentialsProjection;
+  readonly all: readonly Projection[];
+}
+
+export const createReadModels = (): ReadModels => {
+  const users = new UsersProjection();
+  const apps = new AppsProjection();
+  const credentials = new CredentialsProjection();
+  return { users, apps, credentials, all: [users, apps, credentials] };
+};
