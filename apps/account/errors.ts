@@ -6,7 +6,8 @@ export const fail = (reply: FastifyReply, status: number, error: string) => repl
 
 const STATUS_OF: Record<DomainError['code'], number> = {
   validation: 400,
-  not_found: 404,
+  // The interface answers an unknown sub-resource with 400 (404 is for paths off the allowlist).
+  not_found: 400,
   conflict: 409,
   illegal_state: 400,
   forbidden: 403,

@@ -17,7 +17,7 @@ export const appMessengerRoutes =
   (ctx: RelayContext): FastifyPluginAsync =>
   async (app) => {
     app.put<{ Params: { id: string } }>('/app-messengers/:id', async (request, reply) => {
-      const user = requireUser(ctx, request, reply);
+      const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const body = statusBody.safeParse(request.body ?? {});
       if (!body.success) return fail(reply, 400, describeIssue(body.error));

@@ -60,13 +60,13 @@ export const appRoutes =
     };
 
     app.get('/apps', async (request, reply) => {
-      const user = requireUser(ctx, request, reply);
+      const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       return { items: ctx.models.apps.appsOf(user.id).map(appJson) };
     });
 
     app.post('/apps', async (request, reply) => {
-      const user = requireUser(ctx, request, reply);
+      const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const body = createBody.safeParse(request.body ?? {});
       if (!body.success) return fail(reply, 400, describeIssue(body.error));
@@ -108,7 +108,7 @@ export const appRoutes =
     });
 
     app.post('/apps/update', async (request, reply) => {
-      const user = requireUser(ctx, request, reply);
+      const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const body = updateBody.safeParse(request.body ?? {});
       if (!body.success) return fail(reply, 400, describeIssue(body.error));
@@ -127,7 +127,7 @@ export const appRoutes =
     });
 
     app.delete<{ Params: { appId: string } }>('/apps/:appId', async (request, reply) => {
-      const user = requireUser(ctx, request, reply);
+      const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const result = await handleCommand(
         ctx.store,

@@ -27,13 +27,13 @@ export const credentialRoutes =
   (ctx: RelayContext): FastifyPluginAsync =>
   async (app) => {
     app.get('/credentials', async (request, reply) => {
-      const user = requireUser(ctx, request, reply);
+      const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       return { items: ctx.models.credentials.credentialsOf(user.id).map(credentialJson) };
     });
 
     app.get('/credentials-full', async (request, reply) => {
-      const user = requireUser(ctx, request, reply);
+      const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       return {
         items: ctx.models.credentials
@@ -43,7 +43,7 @@ export const credentialRoutes =
     });
 
     app.post('/credentials', async (request, reply) => {
-      const user = requireUser(ctx, request, reply);
+      const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const body = createBody.safeParse(request.body ?? {});
       if (!body.success) return fail(reply, 400, describeIssue(body.error));
@@ -79,7 +79,7 @@ export const credentialRoutes =
     });
 
     app.delete<{ Params: { id: string } }>('/credentials/:id', async (request, reply) => {
-      const user = requireUser(ctx, request, reply);
+      const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const result = await handleCommand(
         ctx.store,

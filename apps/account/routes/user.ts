@@ -12,13 +12,13 @@ export const userRoutes =
   (ctx: RelayContext): FastifyPluginAsync =>
   async (app) => {
     app.get('/user', async (request, reply) => {
-      const user = requireUser(ctx, request, reply);
+      const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       return { id: user.id, name: user.name, email: user.email };
     });
 
     app.post('/user', async (request, reply) => {
-      const user = requireUser(ctx, request, reply);
+      const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const body = renameBody.safeParse(request.body ?? {});
       if (!body.success) return fail(reply, 400, describeIssue(body.error).replace('Invalid field name: ', ''));
