@@ -55,7 +55,10 @@ export interface ReadStreamResult {
   readonly events: RecordedEvent[];
 }
 
-/** Narrows a read of the whole log. All given criteria must match (AND); lists are OR. */
+/**
+ * Narrows a read of the whole log. All given criteria must match (AND); lists are OR.
+ * An empty list matches nothing.
+ */
 export interface EventFilter {
   readonly categories?: readonly string[];
   readonly streams?: readonly string[];
@@ -89,7 +92,11 @@ export interface SubscribeOptions {
 }
 
 export interface Subscription {
-  /** Resolves once the subscription has delivered every event committed before the call. */
+  /**
+   * Resolves once the subscription has delivered every event committed before the call (and the
+   * handler has finished with them). Rejects if the subscription stops first, or has stopped:
+   * with the handler's error when that is what stopped it.
+   */
   catchUp(): Promise<void>;
   /** Stops delivering; resolves when the handler in flight (if any) has finished. */
   stop(): Promise<void>;
@@ -98,7 +105,12 @@ export interface Subscription {
 export interface EventStore {
   readonly kind: string;
   readStream(streamName: string): Promise<ReadStreamResult>;
-  /** Appends atomically: all events or none. Throws ExpectedVersionConflictError on mismatch. */
+  /**
+   * Appends atomically: all events or none. Throws ExpectedVersionConflictError on mismatch.
+   * `expectedVersion` defaults to 'any'. Appending no events writes nothing but still checks the
+   * expected version; it returns the current version and the position of the stream's last event
+   * (0n for an empty stream).
+   */
   appendToStream(
     streamName: string,
     events: readonly NewEvent[],
@@ -114,6 +126,10 @@ export interface EventStore {
   storeCheckpoint(name: string, position: bigint): Promise<void>;
   /** Throws if the store cannot be reached (used by health). */
   ping(): Promise<void>;
+  /**
+   * Stops every subscription (waiting for handlers in flight) and releases the store. Idempotent.
+   * Afterwards every method rejects with EventStoreUnavailableError (`subscribe` throws it).
+   */
   close(): Promise<void>;
 }
 
