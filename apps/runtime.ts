@@ -29,7 +29,7 @@ export const openContext = async (config: Config, log = createLogger(config.LOG_
   const store = openEventStore(config);
   const broker = openBroker(config);
   const models = createReadModels();
-  const projections = await startProjectionRunner(store, models.all, (error) => log.error({ err: error }, 'projection runner failed'));
+  const projections = await startProjectionRunner(store, models.all, log.child({ component: 'projections' }));
   return {
     config,
     version: VERSION,
@@ -101,7 +101,7 @@ export const startRelay = async (config: Config, role: Role): Promise<RunningRel
     if (has('api')) {
       limiter = new RateLimiter(config.RATE_LIMIT_WINDOW_MS, config.RATE_LIMIT_EVICT_INTERVAL_MS);
       const forwardToAccount = config.DASHBOARD_BACKEND_URL ? httpForwarder(config.DASHBOARD_BACKEND_URL) : inProcessForwarder(account!);
-      server = await buildServer(ctx, { limiter, forwardToAccount });
+      server = await buildServer(ctx, { limiter, forwardToAccount, accountDocs: () => account!.swagger() });
     } else if (role === 'account') {
       server = account;
     }

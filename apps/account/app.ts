@@ -1,4 +1,6 @@
+import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { RelayContext } from '../shared/context.ts';
 import { appMessengerRoutes } from './routes/app-messengers.ts';
 import { appRoutes } from './routes/apps.ts';
@@ -26,6 +28,15 @@ export const buildAccountApp = async (ctx: RelayContext): Promise<FastifyInstanc
     return reply
       .code(unavailable ? 503 : 500)
       .send({ success: false, error: unavailable ? 'Service temporarily unavailable' : 'Internal server error' });
+  });
+  // Routes validate their bodies themselves (with the same zod schemas) so that errors carry the
+  // interface's words; the schemas on the routes feed the OpenAPI document.
+  app.setValidatorCompiler(() => (data) => ({ value: data }));
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Relay account API', version: ctx.version, description: 'Behind the dashboard proxy: session cookie relay_session.' },
+    },
+    transform: jsonSchemaTransform,
   });
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ success: false, error: 'Not found' }));
   await app.register(

@@ -8,6 +8,7 @@ export const AUTH_ERRORS = {
   wrongHeader: 'API key not accepted in this header for its credential type',
   invalid: 'Invalid API key',
   noApps: 'API key is not associated with any apps',
+  keyStoreUnavailable: 'Key store unavailable',
 } as const;
 
 export type Caller = { credential: CredentialView; appIds: string[] };
@@ -15,6 +16,7 @@ export type Caller = { credential: CredentialView; appIds: string[] };
 /**
  * The 401/403 rules: no usable header → 401; a key in a header its type does not accept → 401;
  * a key of no live credential → 403 on send and poll (`unknownStatus`), 401 on verify.
+ * While the read models cannot follow the event store → 503.
  * Returns undefined after answering the request itself.
  */
 export const requireCaller = (
@@ -23,6 +25,11 @@ export const requireCaller = (
   reply: FastifyReply,
   unknownStatus: 401 | 403,
 ): Caller | undefined => {
+  if (!ctx.projections.healthy) {
+    // The read models stopped following the event store: a deleted key might still look live.
+    void reply.code(503).send({ error: AUTH_ERRORS.keyStoreUnavailable });
+    return undefined;
+  }
   const auth = authenticate(request.headers, ctx.models.credentials, ctx.models.apps);
   switch (auth.kind) {
     case 'ok':

@@ -16,7 +16,7 @@ const statusBody = z.object({
 export const appMessengerRoutes =
   (ctx: RelayContext): FastifyPluginAsync =>
   async (app) => {
-    app.put<{ Params: { id: string } }>('/app-messengers/:id', async (request, reply) => {
+    app.put<{ Params: { id: string } }>('/app-messengers/:id', { schema: { summary: 'Enable or disable an app-messenger', body: statusBody } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const body = statusBody.safeParse(request.body ?? {});

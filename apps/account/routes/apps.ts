@@ -59,13 +59,13 @@ export const appRoutes =
       return { changes } as const;
     };
 
-    app.get('/apps', async (request, reply) => {
+    app.get('/apps', { schema: { summary: 'The user’s apps with their app-messengers' } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       return { items: ctx.models.apps.appsOf(user.id).map(appJson) };
     });
 
-    app.post('/apps', async (request, reply) => {
+    app.post('/apps', { schema: { summary: 'Create an app', body: createBody } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const body = createBody.safeParse(request.body ?? {});
@@ -107,7 +107,7 @@ export const appRoutes =
       return appJson(ctx.models.apps.app(appId)!);
     });
 
-    app.post('/apps/update', async (request, reply) => {
+    app.post('/apps/update', { schema: { summary: 'Change fields of an app', body: updateBody } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const body = updateBody.safeParse(request.body ?? {});
@@ -126,7 +126,7 @@ export const appRoutes =
       return appJson(ctx.models.apps.app(body.data.appId)!);
     });
 
-    app.delete<{ Params: { appId: string } }>('/apps/:appId', async (request, reply) => {
+    app.delete<{ Params: { appId: string } }>('/apps/:appId', { schema: { summary: 'Delete an app' } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const result = await handleCommand(

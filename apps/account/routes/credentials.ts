@@ -26,13 +26,13 @@ const createBody = z.object({
 export const credentialRoutes =
   (ctx: RelayContext): FastifyPluginAsync =>
   async (app) => {
-    app.get('/credentials', async (request, reply) => {
+    app.get('/credentials', { schema: { summary: 'Credentials, secrets redacted' } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       return { items: ctx.models.credentials.credentialsOf(user.id).map(credentialJson) };
     });
 
-    app.get('/credentials-full', async (request, reply) => {
+    app.get('/credentials-full', { schema: { summary: 'Credentials with their secrets (sensitive)' } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       return {
@@ -42,7 +42,7 @@ export const credentialRoutes =
       };
     });
 
-    app.post('/credentials', async (request, reply) => {
+    app.post('/credentials', { schema: { summary: 'Create a credential; the response shows its secret once', body: createBody } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const body = createBody.safeParse(request.body ?? {});
@@ -78,7 +78,7 @@ export const credentialRoutes =
       return { ...credentialJson(ctx.models.credentials.credential(credentialId)!), secret };
     });
 
-    app.delete<{ Params: { id: string } }>('/credentials/:id', async (request, reply) => {
+    app.delete<{ Params: { id: string } }>('/credentials/:id', { schema: { summary: 'Delete a credential (takes effect at once)' } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const result = await handleCommand(

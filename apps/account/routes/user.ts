@@ -11,13 +11,13 @@ const renameBody = z.object({ name: z.string().trim().min(1, 'Missing required f
 export const userRoutes =
   (ctx: RelayContext): FastifyPluginAsync =>
   async (app) => {
-    app.get('/user', async (request, reply) => {
+    app.get('/user', { schema: { summary: 'The session’s user' } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       return { id: user.id, name: user.name, email: user.email };
     });
 
-    app.post('/user', async (request, reply) => {
+    app.post('/user', { schema: { summary: 'Rename the session’s user', body: renameBody } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const body = renameBody.safeParse(request.body ?? {});
