@@ -1,0 +1,223 @@
+import { randomUUID } from 'node:crypto';
+import { fastifyCookie } from '@fastify/cookie';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { matchRoute, type RouteMatch } from './allowlist.ts';
+import { isNetworkError, networkErrorCode, type ForwardRequest, type ForwardResponse, type Forwarder } from './forwarder.ts';
+
+export const SESSION_COOKIE = 'relay_session';
+const DEFAULT_TIMEOUT_MS = 8000;
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** The interface's words for every answer the proxy makes itself. */
+export const PROXY_ERRORS = {
+  notFound: 'Not found',
+  crossOrigin: 'Cross-origin requests are not allowed',
+  contentType: 'Content-Type must be application/json',
+  invalidJson: 'Invalid JSON',
+  sessionRequired: 'Session token is required',
+  timedOut: 'Backend request timed out',
+  unreachable: 'Backend unreachable',
+  tooLarge: 'Request body too large',
+  internal: 'Internal server error',
+  backendFailed: (status: number) => `Backend request failed (${status})`,
+} as const;
+
+const fail = (reply: FastifyReply, status: number, error: string) =>
+  reply.code(status).type(JSON_TYPE).send({ success: false, error });
+
+const isMutation = (method: string) => method === 'POST' || method === 'PUT' || method === 'DELETE';
+
+/** `application/json`, with any parameters (`; charset=utf-8`), in any case. */
+const isJsonContentType = (value: string | undefined) =>
+  value !== undefined && value.split(';')[0]!.trim().toLowerCase() === 'application/json';
+
+/**
+ * Same-origin rule of the interface: a missing Origin passes; `null`, an unparseable Origin, or
+ * one whose host:port differs from the request's Host header is cross-origin. Default ports are
+ * normalised by the scheme of the Origin (`https://a` equals `Host: a:443`).
+ */
+const isCrossOrigin = (origin: string | undefined, host: string | undefined): boolean => {
+  if (origin === undefined) return false;
+  if (host === undefined || host === '') return true;
+  try {
+    const from = new URL(origin);
+    if (from.protocol !== 'http:' && from.protocol !== 'https:') return true;
+    const self = new URL(`${from.protocol}//${host}`);
+    return from.host !== self.host || self.pathname !== '/' || self.username !== '' || self.password !== '';
+  } catch {
+    return true;
+  }
+};
+
+/** Known from the headers alone to carry no body (a chunked body may still turn out empty). */
+const hasNoBody = (request: FastifyRequest) => {
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] === undefined && (length === undefined || length === '0');
+};
+
+const isValidJson = (text: string) => {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** A token is forwarded as a header value, so it must be visible ASCII; anything else is no session. */
+const sessionToken = (parseCookie: (header: string) => Record<string, string | undefined>, cookieHeader: string | undefined) => {
+  if (cookieHeader === undefined || cookieHeader === '') return undefined;
+  let token: string | undefined;
+  try {
+    token = parseCookie(cookieHeader)[SESSION_COOKIE];
+  } catch {
+    return undefined;
+  }
+  return token !== undefined && /^[\x21-\x7e]+$/.test(token) ? token : undefined;
+};
+
+/** A backend JSON error body is forwarded when it is a JSON object (the `{ success, error }` family). */
+const jsonObject = (text: string): boolean => {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
+};
+
+class ForwardTimeoutError extends Error {
+  override name = 'ForwardTimeoutError';
+}
+
+/**
+ * The interface's account-management proxy, registered with prefix `/dashboard/api/dashboard`.
+ * It owns every path under the prefix and, in this order: answers 404 off the allowlist, refuses
+ * cross-origin mutations, enforces the JSON Content-Type and body, turns the `relay_session`
+ * cookie into `X-Session-Token`, and forwards to the account backend with a timeout.
+ */
+export function dashboardProxy(options: { forward: Forwarder; timeoutMs?: number }): FastifyPluginAsync {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const { forward } = options;
+
+  return async (app) => {
+    const prefix = app.prefix;
+    const matched = new WeakMap<FastifyRequest, RouteMatch>();
+    // Cookies are parsed on demand only (no hook); a parent may already have registered the plugin.
+    if (!app.hasDecorator('parseCookie')) await app.register(fastifyCookie, { hook: false });
+    const parseCookie = (header: string) => app.parseCookie(header);
+
+    // The proxy reads every body as a string itself, so Fastify's own 415/400 never answer here.
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+
+    app.setErrorHandler((error, request, reply) => {
+      const err = error as { statusCode?: number; code?: string };
+      if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return fail(reply, 413, PROXY_ERRORS.tooLarge);
+      if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return fail(reply, request.method === 'POST' ? 400 : 403, PROXY_ERRORS.contentType);
+      if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
+        return fail(reply, 400, PROXY_ERRORS.invalidJson);
+      }
+      request.log.error({ err: error }, 'dashboard proxy failed');
+      return fail(reply, 500, PROXY_ERRORS.internal);
+    });
+
+    /** Rules a, b and the header part of c, before any body is read. */
+    app.addHook('onRequest', async (request, reply) => {
+      const url = request.url;
+      const queryAt = url.indexOf('?');
+      const pathname = queryAt < 0 ? url : url.slice(0, queryAt);
+      const match = pathname.startsWith(prefix) ? matchRoute(request.method, pathname.slice(prefix.length)) : undefined;
+      if (!match) return fail(reply, 404, PROXY_ERRORS.notFound);
+      if (isMutation(request.method) && isCrossOrigin(request.headers.origin, request.headers.host)) {
+        return fail(reply, 400, PROXY_ERRORS.crossOrigin);
+      }
+      const contentType = request.headers['content-type'];
+      if (isJsonContentType(contentType)) {
+        // Normalised, so that Fastify's own media-type checks cannot answer in another shape.
+        request.headers['content-type'] = 'application/json';
+      } else if (request.method === 'PUT' || request.method === 'DELETE') {
+        return fail(reply, 403, PROXY_ERRORS.contentType);
+      } else if (request.method === 'POST' && contentType !== undefined) {
+        // Any content type is fine for an empty POST body; a body must be JSON.
+        if (!hasNoBody(request)) return fail(reply, 400, PROXY_ERRORS.contentType);
+        delete request.headers['content-type'];
+      }
+      matched.set(request, match);
+      return undefined;
+    });
+
+    const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+      const match = matched.get(request);
+      if (!match) return fail(reply, 404, PROXY_ERRORS.notFound);
+      const { method } = request;
+      const body = typeof request.body === 'string' && method !== 'GET' ? request.body : '';
+      if (body !== '') {
+        // A body sent without any Content-Type (the hook normalised every JSON one).
+        if (request.headers['content-type'] !== 'application/json') return fail(reply, 400, PROXY_ERRORS.contentType);
+        if (!isValidJson(body)) return fail(reply, 400, PROXY_ERRORS.invalidJson);
+      }
+
+      const requestId = randomUUID();
+      const headers: Record<string, string> = { accept: 'application/json', 'x-request-id': requestId };
+      if (request.ip) headers['x-forwarded-for'] = request.ip;
+      if (body !== '') headers['content-type'] = 'application/json';
+      if (match.route.session) {
+        const token = sessionToken(parseCookie, request.headers.cookie);
+        if (token === undefined) return fail(reply, 400, PROXY_ERRORS.sessionRequired);
+        headers['x-session-token'] = token;
+      }
+      // The backend serves the same paths: the path and query string go on unchanged.
+      const forwardRequest: ForwardRequest = {
+        method,
+        path: request.url,
+        headers,
+        ...(body !== '' ? { body } : {}),
+      };
+
+      const route = `${match.route.method} ${match.route.pattern}`;
+      const began = performance.now();
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(new ForwardTimeoutError(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      let response: ForwardResponse;
+      try {
+        response = await Promise.race([
+          forward(forwardRequest, controller.signal),
+          new Promise<never>((_resolve, reject) => {
+            controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
+          }),
+        ]);
+      } catch (error) {
+        const ms = Math.round(performance.now() - began);
+        if (controller.signal.aborted) {
+          request.log.warn({ requestId, route, ms }, 'dashboard backend timed out');
+          return fail(reply, 504, PROXY_ERRORS.timedOut);
+        }
+        if (isNetworkError(error)) {
+          request.log.warn({ requestId, route, ms, code: networkErrorCode(error) }, 'dashboard backend unreachable');
+          return fail(reply, 502, PROXY_ERRORS.unreachable);
+        }
+        throw error;
+      } finally {
+        clearTimeout(timer);
+      }
+
+      const { status } = response;
+      request.log.debug({ requestId, route, status, ms: Math.round(performance.now() - began) }, 'dashboard forward');
+      void reply.header('x-request-id', requestId);
+      if (status >= 200 && status < 300) {
+        if (response.body === '') return reply.code(status).send();
+        if (isValidJson(response.body)) return reply.code(status).type(JSON_TYPE).send(response.body);
+        request.log.warn({ requestId, route, status }, 'dashboard backend answered 2xx without JSON');
+        return fail(reply, 502, PROXY_ERRORS.backendFailed(status));
+      }
+      if (status < 200 || status > 599) return fail(reply, 502, PROXY_ERRORS.backendFailed(status));
+      if (jsonObject(response.body)) return reply.code(status).type(JSON_TYPE).send(response.body);
+      return fail(reply, status, PROXY_ERRORS.backendFailed(status));
+    };
+
+    // Every method, every path under the prefix (and the prefix itself) ends here.
+    app.all('/', handler);
+    app.all('/*', handler);
+  };
+}
