@@ -24,6 +24,14 @@ export const buildServer = async (
     bodyLimit: 2 * 1024 * 1024,
     forceCloseConnections: false,
     return503OnClosing: true,
+    // A URL the router cannot even decode (broken percent-encoding) is answered in the shape of
+    // the area it was aimed at: 404 under the dashboard prefix (off the allowlist), else 400.
+    frameworkErrors: (error, request, reply) => {
+      const raw = reply as unknown as { code(status: number): { send(body: unknown): unknown } };
+      request.log.debug({ err: error }, 'unroutable request');
+      if (request.url.startsWith(ACCOUNT_PREFIX)) return void raw.code(404).send({ success: false, error: 'Not found' });
+      return void raw.code(400).send({ error: 'Bad request' });
+    },
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   // Responses are built by the handlers in the documented shapes; the zod schemas document them.

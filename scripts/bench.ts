@@ -1,0 +1,151 @@
+/**
+ * `npm run bench`: throughput and latency of Relay on its embedded default, next to a bare
+ * Fastify server measured in the same run, printed as figures and ratios (the machines are
+ * shared and noisy, so ratios are what compares across runs). Options: --duration <s> (5).
+ */
+import autocannon from 'autocannon';
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { SimulatorStore } from '../infra/messenger/simulator/simulator-store.ts';
+import { freePort, ROOT, runCli } from '../test/support/relay-process.ts';
+
+const duration = Number(process.argv[process.argv.indexOf('--duration') + 1]) || 5;
+const connections = 10;
+
+const startProcess = async (args: string[], env: Record<string, string>, port: number): Promise<ChildProcess> => {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  for (let i = 0; i < 600; i++) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/health`).catch(() => fetch(`http://127.0.0.1:${port}/api/v1/health`));
+      if (res.status < 500) return child;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`process ${args.join(' ')} did not start`);
+};
+
+const load = async (url: string, options: Partial<autocannon.Options> = {}) => {
+  const result = await autocannon({ url, connections, duration, ...options });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+};
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+};
+
+const rssMb = (pid: number) => Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)]).toString().trim()) / 1024;
+
+const main = async () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-bench-'));
+  const barePort = await freePort();
+  const relayPort = await freePort();
+  const env = {
+    DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_POLL_PER_MIN: '1000000000',
+    RATE_LIMIT_SEND_FREE_PER_MIN: '1000000000',
+    RATE_LIMIT_VERIFY_PER_MIN: '1000000000',
+  };
+  const bare = await startProcess(['--import', 'tsx', 'scripts/bench/bare-fastify.ts'], {}, barePort);
+  const relay = await startProcess(['bin/relay.js', 'start'], env, relayPort);
+  const base = `http://127.0.0.1:${relayPort}`;
+  const results: string[] = [];
+  const row = (name: string, value: string) => {
+    results.push(`| ${name} | ${value} |`);
+    console.log(`${name}: ${value}`);
+  };
+  try {
+    // An account, an app and a key, the way an operator makes them.
+    const session = (await runCli(['session', 'create', '--email', 'bench@example.com'], { ...env, PORT: String(relayPort) })).stdout.trim();
+    const dash = `${base}/dashboard/api/dashboard`;
+    const headers = { cookie: `relay_session=${session}`, 'content-type': 'application/json' };
+    const app = (await (await fetch(`${dash}/apps`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench', protocol: ['signal'] }) })).json()) as { id: string };
+    const key = ((await (await fetch(`${dash}/credentials`, { method: 'POST', headers, body: JSON.stringify({ type: 'api-key', appIds: [app.id], name: 'bench' }) })).json()) as { secret: string }).secret;
+    for (;;) {
+      const apps = (await (await fetch(`${dash}/apps`, { headers })).json()) as { items: Array<{ messengers: Array<{ status: string }> }> };
+      if (apps.items[0]!.messengers.every((m) => m.status === 'active')) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const auth = { authorization: `Bearer ${key}` };
+    const message = (i: number) => ({ appId: app.id, messenger: 'signal', contactId: '+15550001', message: `bench message ${i} `.padEnd(120, 'x') });
+    const sendBody = (n: number) => JSON.stringify({ messages: Array.from({ length: n }, (_, i) => message(i)) });
+
+    const bareGet = await load(`http://127.0.0.1:${barePort}/health`);
+    const health = await load(`${base}/api/v1/health`);
+    const verify = await load(`${base}/api/v1/auth/verify`, { headers: auth });
+    const poll = await load(`${base}/api/v1/messages/poll`, { headers: auth });
+    const barePost = await load(`http://127.0.0.1:${barePort}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: sendBody(1) });
+    const send1 = await load(`${base}/api/v1/messages/send`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: sendBody(1) });
+    const send50 = await load(`${base}/api/v1/messages/send`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: sendBody(50) });
+    const rss = rssMb(relay.pid!);
+
+    const fmt = (r: { rps: number; p50: number; p99: number }) => `${Math.round(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms`;
+    const ratio = (a: number, b: number) => (a / b).toFixed(2);
+    row('bare Fastify GET', fmt(bareGet));
+    row('bare Fastify POST', fmt(barePost));
+    row('health', `${fmt(health)} — ${ratio(health.rps, bareGet.rps)}× bare GET (target ≥ 0.9)`);
+    row('verify', `${fmt(verify)} — ${ratio(verify.rps, bareGet.rps)}× bare GET (target ≥ 0.6)`);
+    row('empty poll', `${fmt(poll)} — ${ratio(poll.rps, bareGet.rps)}× bare GET (target ≥ 0.6)`);
+    row('send 1 message', `${fmt(send1)} — ${ratio(send1.rps, barePost.rps)}× bare POST (target ≥ 0.35)`);
+    row('send 50 messages', `${fmt(send50)} — ${Math.round(send50.rps * 50)} accepted messages/s (target ≥ 50,000)`);
+    row('RSS after load', `${rss.toFixed(0)} MB (target ≤ 200)`);
+
+    // Let the delivery worker drain the backlog the load left, then measure latencies one at a time.
+    const simulator = new SimulatorStore(dataDir);
+    const drainStart = Date.now();
+    const sent = Math.round((send1.rps + send50.rps * 50) * duration);
+    while (simulator.deliveries().length < sent * 0.95 && Date.now() - drainStart < 120_000) await new Promise((r) => setTimeout(r, 500));
+    row('backlog drained', `${simulator.deliveries().length} deliveries in ${((Date.now() - drainStart) / 1000).toFixed(1)} s after the load`);
+
+    const delivered: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      const res = await fetch(`${base}/api/v1/messages/send`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: sendBody(1) });
+      const acceptedAt = Date.now();
+      const { successfulMessages } = (await res.json()) as { successfulMessages: Array<{ messageId: string }> };
+      const id = successfulMessages[0]!.messageId;
+      for (;;) {
+        const [d] = simulator.deliveries({ messageId: id });
+        if (d) {
+          delivered.push(Math.max(0, d.at - acceptedAt));
+          break;
+        }
+        await new Promise((r) => setImmediate(r));
+      }
+    }
+    row('accepted → delivered', `p50 ${percentile(delivered, 50)} ms, p99 ${percentile(delivered, 99)} ms (target p99 ≤ 20)`);
+
+    const pollable: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      const t0 = performance.now();
+      const injected = await runCli(['simulate', 'inbound', '--app', app.id, '--messenger', 'signal', '--contact', '+15550002', '--text', `in ${i}`], { ...env, PORT: String(relayPort) });
+      if (injected.code !== 0) throw new Error(injected.stderr);
+      const received = performance.now();
+      for (;;) {
+        const res = (await (await fetch(`${base}/api/v1/messages/poll?limit=1`, { headers: auth })).json()) as { count: number };
+        if (res.count > 0) break;
+      }
+      pollable.push(performance.now() - received);
+      void t0;
+    }
+    row(
+      'inbound → pollable',
+      `p50 ${percentile(pollable, 50).toFixed(1)} ms, p99 ${percentile(pollable, 99).toFixed(1)} ms, from the CLI process’s append to the server’s poll (target p99 ≤ 10)`,
+    );
+    simulator.close();
+  } finally {
+    relay.kill('SIGTERM');
+    bare.kill('SIGTERM');
+  }
+  console.log(`\n| measure | result |\n|---|---|\n${results.join('\n')}`);
+  console.log(`\nnode ${process.version}, ${os.cpus().length} cores, ${duration} s per load phase, ${connections} connections`);
+  fs.rmSync(dataDir, { recursive: true, force: true });
+};
+
+await main();
