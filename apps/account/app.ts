@@ -1,5 +1,5 @@
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { RelayContext } from '../shared/context.ts';
 import { appMessengerRoutes } from './routes/app-messengers.ts';
@@ -15,7 +15,9 @@ export const ACCOUNT_PREFIX = '/dashboard/api/dashboard';
  * It trusts `X-Session-Token`, which only the dashboard proxy in front of it sets.
  */
 export const buildAccountApp = async (ctx: RelayContext): Promise<FastifyInstance> => {
-  const app = Fastify({ loggerInstance: ctx.log.child({ component: 'account' }), bodyLimit: 1024 * 1024 });
+  const app = Fastify({ loggerInstance: ctx.log.child({ component: 'account' }), bodyLimit: 1024 * 1024,
+    logController: new LogController({ disableRequestLogging: true }),
+  });
   app.setErrorHandler((error, request, reply) => {
     const status = (error as { statusCode?: number }).statusCode;
     if (status !== undefined && status >= 400 && status < 500) {

@@ -16,12 +16,14 @@ const STATUS_OF: Record<DomainError['code'], number> = {
 export const failDomain = (reply: FastifyReply, error: DomainError) => fail(reply, STATUS_OF[error.code], error.message);
 
 /** One line naming the first problem of a body, in the interface's words where it has some. */
-export const describeIssue = (error: z.ZodError): string => {
+export const describeIssue = (error: z.ZodError, body: unknown): string => {
   const issue = error.issues[0];
   if (!issue) return 'Invalid request body';
   const field = issue.path.join('.');
   if (field === '') return 'Request body must be a JSON object';
-  const missing = issue.code === 'invalid_type' && (issue as { input?: unknown }).input === undefined;
-  if (missing) return `Missing required field: ${field}`;
-  return issue.message.startsWith('Invalid') ? issue.message : `Invalid field ${field}: ${issue.message}`;
+  let value: unknown = body;
+  for (const key of issue.path) value = typeof value === 'object' && value !== null ? (value as Record<PropertyKey, unknown>)[key] : undefined;
+  if (value === undefined) return `Missing required field: ${field}`;
+  if (issue.message.startsWith('Invalid') || issue.message.startsWith('Missing')) return issue.message;
+  return `Invalid field ${field}: ${issue.message}`;
 };

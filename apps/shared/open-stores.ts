@@ -1,7 +1,7 @@
 import path from 'node:path';
 import fs from 'node:fs';
 import type { Broker } from '../../infra/broker/port.ts';
-import { createEmbeddedBroker } from '../../infra/broker/embedded/embedded-broker.ts';
+import { createSqliteLogBroker } from '../../infra/broker/sqlite-log/sqlite-log-broker.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
 import { createSqliteEventStore } from '../../infra/event-store/sqlite/sqlite-event-store.ts';
 import { ConfigError, type Config } from './config.ts';
@@ -23,7 +23,7 @@ export const openBroker = (config: Config): Broker => {
   switch (config.BROKER) {
     case 'embedded':
       fs.mkdirSync(config.dataDir, { recursive: true });
-      return createEmbeddedBroker({ path: path.join(config.dataDir, 'broker.db'), synchronous: config.SQLITE_SYNCHRONOUS });
+      return createSqliteLogBroker({ path: path.join(config.dataDir, 'broker.db'), synchronous: config.SQLITE_SYNCHRONOUS });
     case 'kafka':
       throw new ConfigError('Invalid configuration BROKER=kafka: not available in this version (only embedded)');
   }

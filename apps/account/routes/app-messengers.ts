@@ -20,10 +20,10 @@ export const appMessengerRoutes =
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const body = statusBody.safeParse(request.body ?? {});
-      if (!body.success) return fail(reply, 400, describeIssue(body.error));
+      if (!body.success) return fail(reply, 400, describeIssue(body.error, request.body));
       const target = ctx.models.apps.appMessenger(request.params.id);
       const owner = target ? ctx.models.apps.app(target.appId) : undefined;
-      if (!target || !owner || owner.userId !== user.id) return fail(reply, 404, 'App messenger not found');
+      if (!target || !owner || owner.userId !== user.id) return fail(reply, 400, 'App messenger not found');
       const result = await handleCommand(
         ctx.store,
         appStreamName(target.appId),

@@ -69,7 +69,7 @@ export const appRoutes =
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const body = createBody.safeParse(request.body ?? {});
-      if (!body.success) return fail(reply, 400, describeIssue(body.error));
+      if (!body.success) return fail(reply, 400, describeIssue(body.error, request.body));
       const settings = settingsOf(user, body.data);
       if ('error' in settings) return fail(reply, 400, settings.error!);
       const appId = newId.app();
@@ -111,7 +111,7 @@ export const appRoutes =
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const body = updateBody.safeParse(request.body ?? {});
-      if (!body.success) return fail(reply, 400, describeIssue(body.error));
+      if (!body.success) return fail(reply, 400, describeIssue(body.error, request.body));
       const settings = settingsOf(user, body.data);
       if ('error' in settings) return fail(reply, 400, settings.error!);
       const result = await handleCommand(

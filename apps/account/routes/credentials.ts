@@ -46,7 +46,7 @@ export const credentialRoutes =
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const body = createBody.safeParse(request.body ?? {});
-      if (!body.success) return fail(reply, 400, describeIssue(body.error));
+      if (!body.success) return fail(reply, 400, describeIssue(body.error, request.body));
       const secret = generateApiKey();
       const credentialId = newId.credential();
       const result = await handleCommand(

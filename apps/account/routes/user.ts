@@ -21,7 +21,7 @@ export const userRoutes =
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const body = renameBody.safeParse(request.body ?? {});
-      if (!body.success) return fail(reply, 400, describeIssue(body.error).replace('Invalid field name: ', ''));
+      if (!body.success) return fail(reply, 400, describeIssue(body.error, request.body));
       const result = await handleCommand(
         ctx.store,
         userStreamName(user.id),

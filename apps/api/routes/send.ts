@@ -8,6 +8,7 @@ import { enqueueMessages, validateBatch } from '../send-messages.ts';
 
 export const SEND_BATCH_ERRORS = {
   notAnObject: 'Request body must be a JSON object with a messages array',
+  notJson: 'Content-Type must be application/json',
   empty: 'At least one message is required',
   tooMany: `Batch size exceeds maximum of ${MAX_BATCH} messages`,
   noneAccepted: 'No valid messages to send',
@@ -37,6 +38,8 @@ export const sendRoute =
       async (request, reply) => {
         const caller = requireCaller(ctx, request, reply, 403);
         if (!caller) return reply;
+        const contentType = request.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
+        if (contentType !== 'application/json') return reply.code(400).send({ error: SEND_BATCH_ERRORS.notJson });
         if (request.validationError) {
           const first = (request.validationError.validation as Array<{ instancePath?: string }>)[0];
           return reply.code(400).send({ error: shapeError(first?.instancePath) });
