@@ -1,4 +1,3 @@
-import helmet from '@fastify/helmet';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { publicApi } from './api/app.ts';
@@ -8,6 +7,7 @@ import type { Forwarder } from './dashboard/forwarder.ts';
 import { dashboardProxy } from './dashboard/proxy.ts';
 import { registerApiDocs } from './docs.ts';
 import type { RelayContext } from './shared/context.ts';
+import { securityHeaders } from './shared/security-headers.ts';
 
 /**
  * The HTTP face of Relay: the public API under `/api/v1`, the dashboard proxy under
@@ -20,6 +20,9 @@ export const buildServer = async (
 ): Promise<FastifyInstance> => {
   const app = Fastify({
     loggerInstance: ctx.log.child({ component: 'http' }),
+    // request.log is the server's logger itself (a child per request costs a sixth of the
+    // throughput of the cheapest routes); log lines that need the request carry its reqId.
+    childLoggerFactory: (logger) => logger,
     // One line per request (below) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 2 * 1024 * 1024,
@@ -38,18 +41,22 @@ export const buildServer = async (
   // Responses are built by the handlers in the documented shapes; the zod schemas document them.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
-  await app.register(helmet, {
-    // The API answers JSON; the docs UI sets its own policy for its static files.
-    contentSecurityPolicy: false,
-    xXssProtection: true,
-    strictTransportSecurity: { maxAge: 15_552_000, includeSubDomains: true },
+  const headers = securityHeaders();
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.headers(headers);
+    done();
   });
 
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
-      'request',
-    );
+  // One line per answered request, built only when info is enabled.
+  const log = ctx.log.child({ component: 'http' });
+  app.addHook('onResponse', (request, reply, done) => {
+    if (log.isLevelEnabled('info')) {
+      log.info(
+        { reqId: request.id, method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
+        'request',
+      );
+    }
+    done();
   });
 
   app.setErrorHandler((error, request, reply) => {

@@ -40,6 +40,7 @@ export const sql = {
   readFrom: 'SELECT * FROM records WHERE topic = ? AND offset >= ? ORDER BY offset LIMIT ?',
   firstOffset: 'SELECT min(offset) FROM records WHERE topic = ?',
   popDue: 'SELECT * FROM records WHERE topic = ? AND (due_at IS NULL OR due_at <= ?) ORDER BY offset LIMIT ?',
+  hasDue: 'SELECT 1 FROM records WHERE topic = ? AND (due_at IS NULL OR due_at <= ?) LIMIT 1',
   deleteRecord: 'DELETE FROM records WHERE topic = ? AND offset = ?',
   groupOffset: 'SELECT next_offset FROM group_offsets WHERE group_id = ? AND topic = ?',
   commit: `INSERT INTO group_offsets (group_id, topic, next_offset) VALUES (?, ?, ?)

@@ -153,6 +153,47 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
     }
   };
 
+  /**
+   * Group commit: writes issued in the same turn of the event loop share one transaction (one
+   * fsync at synchronous=full), each inside its own savepoint, so a conflict fails only its own
+   * write. A write resolves once the shared transaction has committed.
+   */
+  interface QueuedWrite {
+    run: () => unknown;
+    resolve: (value: never) => void;
+    reject: (error: unknown) => void;
+  }
+  let writes: QueuedWrite[] = [];
+  const commitWrites = db.transaction((batch: readonly QueuedWrite[]) =>
+    batch.map((write) => {
+      try {
+        return { ok: true as const, value: write.run() };
+      } catch (error) {
+        return { ok: false as const, error };
+      }
+    }),
+  );
+  const flushWrites = (): void => {
+    const batch = writes;
+    writes = [];
+    let results: ReturnType<typeof commitWrites>;
+    try {
+      results = guard(() => commitWrites.immediate(batch));
+    } catch (error) {
+      for (const write of batch) write.reject(error);
+      return;
+    }
+    results.forEach((result, i) => (result.ok ? batch[i]!.resolve(result.value as never) : batch[i]!.reject(toStoreError(result.error))));
+    scheduleWake();
+  };
+  const enqueueWrite = <T>(run: () => T): Promise<T> => {
+    if (closed) return Promise.reject(new EventStoreUnavailableError('The SQLite event store is closed'));
+    return new Promise<T>((resolve, reject) => {
+      writes.push({ run, resolve: resolve as (value: never) => void, reject });
+      if (writes.length === 1) setImmediate(flushWrites);
+    });
+  };
+
   const source = {
     head: () => guard(() => selectHead.get() ?? 0n),
     read: (after: bigint, upTo: bigint, limit: number, filter: EventFilter | undefined) =>
@@ -177,17 +218,14 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
           JSON.stringify(event.metadata ?? {}),
         ],
       );
-      const result = guard(() => {
+      if (pending.length === 0) return guard(() => append.deferred(streamName, expected, pending));
+      return enqueueWrite(() => {
         try {
-          return pending.length === 0
-            ? append.deferred(streamName, expected, pending)
-            : append.immediate(streamName, expected, pending);
+          return append(streamName, expected, pending);
         } catch (error) {
           throw duplicateIdError(error, streamName);
         }
       });
-      if (pending.length > 0) scheduleWake();
-      return result;
     },
 
     async readAll(readOptions) {
@@ -213,7 +251,7 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
     },
 
     async storeCheckpoint(name, position) {
-      guard(() => upsertCheckpoint.run(name, position));
+      await enqueueWrite(() => void upsertCheckpoint.run(name, position));
     },
 
     async ping() {

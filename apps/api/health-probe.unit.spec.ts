@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { createHealthProbe } from './health-probe.ts';
+
+describe('health probe', () => {
+  it('asks at most once per freshness window and reports a failure as unhealthy', async () => {
+    let now = 0;
+    let calls = 0;
+    let up = true;
+    const probe = createHealthProbe(
+      async () => {
+        calls++;
+        if (!up) throw new Error('down');
+      },
+      250,
+      () => now,
+    );
+    expect(await Promise.all([probe(), probe(), probe()])).toEqual([true, true, true]);
+    expect(calls).toBe(1);
+    up = false;
+    now = 249;
+    expect(await probe()).toBe(true);
+    now = 250;
+    expect(await probe()).toBe(false);
+    expect(calls).toBe(2);
+    up = true;
+    now = 500;
+    expect(await probe()).toBe(true);
+  });
+});
