@@ -87,7 +87,7 @@ export const startDeliveryWorker = (deps: DeliveryWorkerDeps): Promise<Consumer>
   deps.broker.consume({
     groupId: DELIVERY_GROUP,
     topics: deliveryTopics(deps.policy),
-    batchSize: 100,
+    batchSize: 25,
     handler: async (records) => {
       await Promise.all(records.map((record) => deliverRecord(deps, record)));
     },

@@ -58,6 +58,8 @@ export const startPublisher = (store: EventStore, broker: Broker, log: Logger): 
   startCheckpointedSubscription(store, {
     name: PUBLISHER_CHECKPOINT,
     filter: { categories: ['sendbatch', 'outbound', 'inbound'] },
+    // A send batch event carries up to 50 messages: small batches keep each publish short.
+    batchSize: 20,
     log: log.child({ component: 'publisher' }),
     handler: async (events) => {
       const records = events.flatMap(recordsFor);

@@ -63,6 +63,8 @@ export const createLogConsumer = (source: ConsumerSource, options: ConsumeOption
       source.commit(options.groupId, topic, next);
       offsets.set(topic, next);
       worked = true;
+      // Let requests and timers waiting on the event loop run between batches.
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
     return worked;
   };
