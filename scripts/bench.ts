@@ -29,6 +29,8 @@ const startProcess = async (args: string[], env: Record<string, string>, port: n
 };
 
 const load = async (url: string, options: Partial<autocannon.Options> = {}) => {
+  // A short warm-up first, so that both servers are measured with their code optimised.
+  await autocannon({ url, connections, duration: 1, ...options });
   const result = await autocannon({ url, connections, duration, ...options });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
