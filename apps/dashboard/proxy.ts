@@ -217,7 +217,8 @@ export function dashboardProxy(options: { forward: Forwarder; timeoutMs?: number
     };
 
     // Every method, every path under the prefix (and the prefix itself) ends here.
-    app.all('/', handler);
-    app.all('/*', handler);
+    // The account API has its own OpenAPI document (/docs/account.json); the catch-all stays out of the public one.
+    app.all('/', { schema: { hide: true } }, handler);
+    app.all('/*', { schema: { hide: true } }, handler);
   };
 }

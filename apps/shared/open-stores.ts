@@ -11,7 +11,8 @@ export const openEventStore = (config: Config): EventStore => {
   switch (config.EVENT_STORE) {
     case 'sqlite':
       fs.mkdirSync(config.dataDir, { recursive: true });
-      return createSqliteEventStore({ path: path.join(config.dataDir, 'events.db'), synchronous: config.SQLITE_SYNCHRONOUS });
+      // 5 ms: commits of other processes (the CLI, other roles) reach subscribers within that.
+      return createSqliteEventStore({ path: path.join(config.dataDir, 'events.db'), synchronous: config.SQLITE_SYNCHRONOUS, pollIntervalMs: 5 });
     case 'postgres':
     case 'eventstoredb':
       throw new ConfigError(`Invalid configuration EVENT_STORE=${config.EVENT_STORE}: not available in this version (only sqlite)`);
