@@ -34,3 +34,17 @@ export type AppEvent =
       type: 'AppMessengerStatusChanged';
       data: { appId: string; appMessengerId: string; status: 'active' | 'disabled'; changedAt: string };
     };
+
+/** A new app's settings: active, delivered by poll, no webhook, no linked key, unless given. */
+export const newAppSettings = (name: string, protocol: Messenger[], given: Partial<AppSettings> = {}): AppSettings => ({
+  name,
+  protocol,
+  status: 'active',
+  deliveryType: 'poll',
+  webhookUrl: null,
+  webhookAuthType: null,
+  webhookAuthSecretEncrypted: null,
+  webhookAuthHeaderName: null,
+  apiKeyId: null,
+  ...given,
+});

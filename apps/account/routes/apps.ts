@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import type { AppMessengerIds } from '../../../domain/app/commands.ts';
 import { appDecider, appStreamName } from '../../../domain/app/decider.ts';
-import type { AppSettings } from '../../../domain/app/events.ts';
+import { newAppSettings, type AppSettings } from '../../../domain/app/events.ts';
 import { MESSENGERS } from '../../../domain/shared/messengers.ts';
 import { topics } from '../../../infra/broker/port.ts';
 import type { UserView } from '../../../projections/users/users-projection.ts';
@@ -82,18 +82,7 @@ export const appRoutes =
           data: {
             appId,
             userId: user.id,
-            settings: {
-              name: body.data.name,
-              protocol: body.data.protocol,
-              status: 'active',
-              deliveryType: 'poll',
-              webhookUrl: null,
-              webhookAuthType: null,
-              webhookAuthSecretEncrypted: null,
-              webhookAuthHeaderName: null,
-              apiKeyId: null,
-              ...settings.changes,
-            },
+            settings: newAppSettings(body.data.name, body.data.protocol, settings.changes),
             appMessengerIds: freshAppMessengerIds(),
             now: new Date(),
           },
