@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import path from 'node:path';
 import { defaultDeliveryPolicy } from '../domain/outbound/delivery.ts';
 import type { Consumer } from '../infra/broker/port.ts';
 import { createSecretBox } from '../infra/crypto/secret-box.ts';
@@ -29,7 +30,10 @@ export const openContext = async (config: Config, log = createLogger(config.LOG_
   const store = openEventStore(config);
   const broker = openBroker(config);
   const models = createReadModels();
-  const projections = await startProjectionRunner(store, models.all, log.child({ component: 'projections' }));
+  const projections = await startProjectionRunner(store, models.all, log.child({ component: 'projections' }), {
+    file: path.join(config.dataDir, `read-models.${config.EVENT_STORE}.json`),
+    everyMs: 30_000,
+  });
   return {
     config,
     version: VERSION,

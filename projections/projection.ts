@@ -8,4 +8,8 @@ export interface Projection {
   readonly name: string;
   readonly categories: readonly string[];
   apply(event: RecordedEvent): void;
+  /** The read model as plain JSON data (for a checkpointed snapshot). */
+  snapshot(): unknown;
+  /** Replaces the read model with a snapshot taken by `snapshot()`. */
+  restore(snapshot: unknown): void;
 }

@@ -99,3 +99,26 @@ describe('read models', () => {
     expect(() => models.all.forEach((p) => p.apply(recorded('app-x', 'SomethingElse', {})))).not.toThrow();
   });
 });
+
+describe('read-model snapshots', () => {
+  it('a snapshot restored into fresh read models answers every query the same', () => {
+    const models = createReadModels();
+    [appCreated, messengerAdded, provisioned, activated].forEach((e) => models.apps.apply(e));
+    models.credentials.apply(credential('cred_9', 'h9', { type: 'webhook-header', webhookAuthHeaderName: 'x-hook' }));
+    models.users.apply(recorded('user-usr_1', 'UserRegistered', { userId: 'usr_1', email: 'a@b.c', name: 'A', registeredAt: '' }));
+    models.users.apply(recorded('user-usr_1', 'SessionStarted', { userId: 'usr_1', sessionId: 's', tokenHash: 't', startedAt: '', expiresAt: '2099-01-01T00:00:00.000Z' }));
+    const copy = createReadModels();
+    for (const projection of models.all) {
+      copy.all.find((p) => p.name === projection.name)!.restore(JSON.parse(JSON.stringify(projection.snapshot())));
+    }
+    expect(copy.apps.byBotAddress('signal', '+15550100')).toEqual(models.apps.byBotAddress('signal', '+15550100'));
+    expect(copy.apps.appsOf('usr_1')).toEqual(models.apps.appsOf('usr_1'));
+    expect(copy.credentials.byKeyHash('h9')).toEqual(models.credentials.byKeyHash('h9'));
+    expect([...copy.credentials.customHeaderNames()]).toEqual(['x-hook']);
+    expect(copy.users.sessionUser('t', 0)).toEqual(models.users.sessionUser('t', 0));
+    // The restored models keep following events.
+    copy.apps.apply(recorded('app-app_1', 'AppMessengerStatusChanged', { appId: 'app_1', appMessengerId: 'am_1', status: 'disabled', changedAt: '' }));
+    expect(copy.apps.appMessengerOf('app_1', 'signal')?.status).toBe('disabled');
+    expect(copy.apps.appMessenger('am_1')?.status).toBe('disabled');
+  });
+});

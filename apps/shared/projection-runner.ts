@@ -1,12 +1,15 @@
 import type { Logger } from 'pino';
 import { categoryOf, type EventStore, type Subscription } from '../../infra/event-store/port.ts';
 import type { Projection } from '../../projections/projection.ts';
+import { restoreSnapshot, saveSnapshot, type Checkpoint } from './projection-snapshots.ts';
 
 /**
- * Feeds read models from the event store: replays their categories from event 0 at start, then
- * follows new commits (also those of other processes on the same store). `catchUp()` after an
- * append gives read-your-own-write. A store failure stops the subscription; the runner resumes
- * from the last applied position after a pause, and `healthy` says whether it is following.
+ * Feeds read models from the event store: restores their checkpointed snapshot (or starts from
+ * event 0), replays their categories from there, then follows new commits (also those of other
+ * processes on the same store). `catchUp()` after an append gives read-your-own-write. A store
+ * failure stops the subscription; the runner resumes from the last applied position after a
+ * pause, and `healthy` says whether it is following. The snapshot is written every
+ * `snapshotEveryMs` when the models changed, and at stop.
  */
 export interface ProjectionRunner {
   /** Global position of the last event applied. */
@@ -16,23 +19,47 @@ export interface ProjectionRunner {
   stop(): Promise<void>;
 }
 
-export const startProjectionRunner = async (store: EventStore, projections: readonly Projection[], log: Logger): Promise<ProjectionRunner> => {
-  let position = 0n;
+export interface SnapshotOptions {
+  file: string;
+  everyMs: number;
+}
+
+export const startProjectionRunner = async (
+  store: EventStore,
+  projections: readonly Projection[],
+  log: Logger,
+  snapshots?: SnapshotOptions,
+): Promise<ProjectionRunner> => {
+  let checkpoint: Checkpoint | undefined = snapshots ? await restoreSnapshot(snapshots.file, store, projections) : undefined;
+  let saved = checkpoint?.position ?? 0n;
+  if (checkpoint) log.info({ position: checkpoint.position.toString() }, 'read models restored from their snapshot');
   let current: Subscription | undefined;
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
   let delay = 50;
   const categories = [...new Set(projections.flatMap((p) => p.categories))];
 
+  const save = () => {
+    if (!snapshots || !checkpoint || checkpoint.position === saved) return;
+    try {
+      saveSnapshot(snapshots.file, projections, checkpoint);
+      saved = checkpoint.position;
+    } catch (error) {
+      log.warn({ err: error }, 'read-model snapshot not written');
+    }
+  };
+  const saver = snapshots ? setInterval(save, snapshots.everyMs) : undefined;
+  saver?.unref();
+
   const subscribe = () => {
     current = store.subscribe({
-      after: position,
+      after: checkpoint?.position ?? 0n,
       filter: { categories },
       handler: (events) => {
         for (const event of events) {
           const category = categoryOf(event.streamName);
           for (const projection of projections) if (projection.categories.includes(category)) projection.apply(event);
-          position = event.globalPosition;
+          checkpoint = { position: event.globalPosition, eventId: event.id };
         }
         delay = 50;
       },
@@ -56,7 +83,7 @@ export const startProjectionRunner = async (store: EventStore, projections: read
   await current!.catchUp();
   return {
     get position() {
-      return position;
+      return checkpoint?.position ?? 0n;
     },
     get healthy() {
       return current !== undefined;
@@ -68,7 +95,9 @@ export const startProjectionRunner = async (store: EventStore, projections: read
     stop: async () => {
       stopped = true;
       if (retry) clearTimeout(retry);
+      if (saver) clearInterval(saver);
       await current?.stop();
+      save();
     },
   };
 };

@@ -83,6 +83,23 @@ export class AppsProjection implements Projection {
     }
   }
 
+  snapshot(): unknown {
+    return [...this.byId.values()];
+  }
+
+  restore(snapshot: unknown): void {
+    this.byId.clear();
+    this.appMessengers.clear();
+    this.byAddress.clear();
+    for (const app of snapshot as AppView[]) {
+      this.byId.set(app.id, app);
+      for (const m of app.messengers) {
+        this.appMessengers.set(m.id, m);
+        if (m.address !== null) this.byAddress.set(addressKey(m.messenger, m.address), m);
+      }
+    }
+  }
+
   app(appId: string): AppView | undefined {
     return this.byId.get(appId);
   }

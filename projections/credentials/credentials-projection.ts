@@ -44,6 +44,21 @@ export class CredentialsProjection implements Projection {
     else this.headerNameCounts.set(name, next);
   }
 
+  snapshot(): unknown {
+    return [...this.byId.values()];
+  }
+
+  restore(snapshot: unknown): void {
+    this.byHash.clear();
+    this.byId.clear();
+    this.headerNameCounts.clear();
+    for (const view of snapshot as CredentialView[]) {
+      this.byHash.set(view.keyHash, view);
+      this.byId.set(view.credentialId, view);
+      if (view.webhookAuthHeaderName) this.countHeader(view.webhookAuthHeaderName, 1);
+    }
+  }
+
   byKeyHash(keyHash: string): CredentialView | undefined {
     return this.byHash.get(keyHash);
   }

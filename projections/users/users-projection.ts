@@ -45,6 +45,18 @@ export class UsersProjection implements Projection {
     }
   }
 
+  snapshot(): unknown {
+    return { users: [...this.byId.values()], sessions: [...this.sessions.entries()] };
+  }
+
+  restore(snapshot: unknown): void {
+    const { users, sessions } = snapshot as { users: UserView[]; sessions: Array<[string, SessionView]> };
+    this.byId.clear();
+    this.sessions.clear();
+    for (const user of users) this.byId.set(user.id, user);
+    for (const [hash, session] of sessions) this.sessions.set(hash, session);
+  }
+
   user(userId: string): UserView | undefined {
     return this.byId.get(userId);
   }
