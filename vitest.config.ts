@@ -15,6 +15,16 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
+      {
+        // The public API's end-to-end suites again, with PostgreSQL as the event store.
+        test: {
+          name: 'e2e-postgres',
+          include: ['test/e2e/public-api.e2e.spec.ts', 'test/e2e/delivery.e2e.spec.ts', 'test/e2e/crash.e2e.spec.ts'],
+          env: { RELAY_E2E_EVENT_STORE: 'postgres' },
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
     ],
   },
 });

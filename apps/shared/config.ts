@@ -14,6 +14,7 @@ export const configSchema = z.object({
   DATA_DIR: z.string().min(1).default('./data'),
   EVENT_STORE: z.enum(['sqlite', 'postgres', 'eventstoredb']).default('sqlite'),
   DATABASE_URL: optionalUrl,
+  DATABASE_SCHEMA: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'must be a PostgreSQL identifier').default('relay'),
   EVENTSTORE_URL: z.string().optional(),
   BROKER: z.enum(['embedded', 'kafka']).default('embedded'),
   KAFKA_BROKERS: z.string().optional(),

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import type { Broker } from '../../infra/broker/port.ts';
 import { createSqliteLogBroker } from '../../infra/broker/sqlite-log/sqlite-log-broker.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
+import { createPostgresEventStore } from '../../infra/event-store/postgres/postgres-event-store.ts';
 import { createSqliteEventStore } from '../../infra/event-store/sqlite/sqlite-event-store.ts';
 import { ConfigError, type Config } from './config.ts';
 
@@ -14,8 +15,9 @@ export const openEventStore = (config: Config): EventStore => {
       // 5 ms: commits of other processes (the CLI, other roles) reach subscribers within that.
       return createSqliteEventStore({ path: path.join(config.dataDir, 'events.db'), synchronous: config.SQLITE_SYNCHRONOUS, pollIntervalMs: 5 });
     case 'postgres':
+      return createPostgresEventStore({ connectionString: config.DATABASE_URL!, schema: config.DATABASE_SCHEMA });
     case 'eventstoredb':
-      throw new ConfigError(`Invalid configuration EVENT_STORE=${config.EVENT_STORE}: not available in this version (only sqlite)`);
+      throw new ConfigError(`Invalid configuration EVENT_STORE=${config.EVENT_STORE}: not available in this version (sqlite or postgres)`);
   }
 };
 

@@ -69,7 +69,11 @@ describe('crash safety', () => {
         },
         30_000,
         'every accepted message delivered',
-      );
+      ).catch((error: unknown) => {
+        const delivered = new Set(store.deliveries().filter((d) => d.ok).map((d) => d.messageId));
+        const missing = accepted.filter((id) => !delivered.has(id));
+        throw new Error(`${String(error)}: ${missing.length} of ${accepted.length} missing, e.g. ${missing.slice(0, 3).join(' ')}\n${second.output().slice(-3000)}`);
+      });
       const perMessage = new Map<string, number>();
       for (const d of store.deliveries()) if (d.ok) perMessage.set(d.messageId, (perMessage.get(d.messageId) ?? 0) + 1);
       // A delivery interrupted between the connector call and its event may happen twice, never more.

@@ -19,6 +19,31 @@ export const freePort = (): Promise<number> =>
     });
   });
 
+/**
+ * With RELAY_E2E_EVENT_STORE=postgres (the vitest project e2e-postgres) every Relay process of a
+ * test runs on PostgreSQL, in a schema of its own.
+ */
+const eventStoreEnv = (dataDir: string): Record<string, string> =>
+  process.env.RELAY_E2E_EVENT_STORE === 'postgres'
+    ? {
+        EVENT_STORE: 'postgres',
+        DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+        // One schema per data directory: a restart on the same data finds the same events.
+        DATABASE_SCHEMA: `relay_e2e_${path.basename(dataDir).replace(/[^A-Za-z0-9]/g, '_').toLowerCase()}`,
+      }
+    : {};
+
+const dropSchema = async (url: string, schema: string) => {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  try {
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end();
+  }
+};
+
 export interface CliResult {
   code: number | null;
   stdout: string;
@@ -72,6 +97,7 @@ export const startRelayProcess = async (options: StartOptions = {}): Promise<Rel
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
     SQLITE_SYNCHRONOUS: 'normal',
+    ...eventStoreEnv(dataDir),
     ...options.env,
   };
   const child = spawn(process.execPath, [BIN, 'start', '--role', options.role ?? 'all'], {
@@ -126,6 +152,9 @@ export const startRelayProcess = async (options: StartOptions = {}): Promise<Rel
       if (child.exitCode === null) child.kill('SIGKILL');
       await exited;
     },
-    cleanup: () => fs.rmSync(dataDir, { recursive: true, force: true }),
+    cleanup: () => {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+      if (env.EVENT_STORE === 'postgres') void dropSchema(env.DATABASE_URL!, env.DATABASE_SCHEMA!);
+    },
   };
 };

@@ -1,0 +1,136 @@
+import type { EventFilter, RecordedEvent, SubscribeOptions, Subscription } from '../port.ts';
+
+/** Where an asynchronous catch-up subscription reads from. */
+export interface AsyncSubscriptionSource {
+  /** Highest position committed now: what `catchUp` waits for. */
+  committedHead(): Promise<bigint>;
+  /**
+   * Events matching `filter` after `after`, in global order, at most `limit`, and `head`: a
+   * position up to which the log is final (no event at or below it can still appear), read in the
+   * same snapshot. Every event returned is at or below `head`.
+   */
+  read(after: bigint, limit: number, filter: EventFilter | undefined): Promise<{ events: RecordedEvent[]; head: bigint }>;
+}
+
+export interface AsyncCatchUpSubscription extends Subscription {
+  /** Told by the store that the final part of the log may have grown up to `head`. */
+  wake(head: bigint): void;
+}
+
+/**
+ * The asynchronous twin of `../sqlite/catch-up-subscription.ts`, with the same semantics.
+ *
+ * Reads are awaited, so a wake (or a catchUp) can arrive while a read is in flight and that read
+ * may not see the commit that caused it: such calls set `again`, and the pump reads once more
+ * before going idle instead of dropping the wake.
+ *
+ * `position` is how far the log has been scanned and handled: every matching event at or below
+ * it has been handed to the handler and the handler has finished.
+ */
+export function createAsyncCatchUpSubscription(
+  source: AsyncSubscriptionSource,
+  options: SubscribeOptions,
+  onStopped: (subscription: AsyncCatchUpSubscription) => void,
+): AsyncCatchUpSubscription {
+  const batchSize = options.batchSize ?? 500;
+  if (!Number.isSafeInteger(batchSize) || batchSize < 1) {
+    throw new RangeError(`batchSize must be a positive integer, got ${batchSize}`);
+  }
+  let position = options.after;
+  let running = false;
+  let again = false;
+  let stopped = false;
+  let failure: unknown;
+  let inflight: Promise<void> = Promise.resolve();
+  const waiters: { target: bigint; resolve: () => void; reject: (error: unknown) => void }[] = [];
+
+  const settleWaiters = (): void => {
+    for (let i = waiters.length - 1; i >= 0; i--) {
+      const waiter = waiters[i]!;
+      if (waiter.target <= position) {
+        waiters.splice(i, 1);
+        waiter.resolve();
+      }
+    }
+  };
+
+  const stoppedError = (): unknown => failure ?? new Error('The subscription is stopped');
+
+  const halt = (): void => {
+    if (stopped) return;
+    stopped = true;
+    onStopped(subscription);
+    const error = stoppedError();
+    for (const waiter of waiters.splice(0)) waiter.reject(error);
+  };
+
+  const pump = async (): Promise<void> => {
+    try {
+      for (;;) {
+        if (stopped) return;
+        again = false;
+        const { events, head } = await source.read(position, batchSize, options.filter);
+        if (stopped) return;
+        if (events.length > 0) {
+          await options.handler(events);
+          if (stopped) return;
+        }
+        const full = events.length === batchSize;
+        const next = full ? events[events.length - 1]!.globalPosition : head;
+        if (next > position) position = next;
+        settleWaiters();
+        if (full) {
+          // Replaying a backlog: let I/O and timers run between batches even if the handler is sync.
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        } else if (!again) {
+          return; // idle until the next wake
+        }
+      }
+    } catch (error) {
+      failure ??= error;
+      halt();
+      try {
+        options.onError?.(error);
+      } catch {
+        // onError must not take the process down; the subscription is already stopped.
+      }
+    } finally {
+      running = false;
+    }
+  };
+
+  /** Starts the pump unless it runs (then makes it read again); in a microtask, never inside a caller's call. */
+  const kick = (): void => {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    inflight = Promise.resolve().then(pump);
+  };
+
+  const subscription: AsyncCatchUpSubscription = {
+    wake(head) {
+      if (running) again = true;
+      else if (!stopped && head > position) kick();
+    },
+    async catchUp() {
+      if (stopped) throw stoppedError();
+      const target = await source.committedHead();
+      if (stopped) throw stoppedError();
+      if (target <= position) return;
+      await new Promise<void>((resolve, reject) => {
+        waiters.push({ target, resolve, reject });
+        kick();
+      });
+    },
+    async stop() {
+      halt();
+      await inflight;
+    },
+  };
+
+  setImmediate(kick);
+  return subscription;
+}
