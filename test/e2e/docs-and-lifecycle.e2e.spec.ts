@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, createApp, createKey, type Account } from '../support/account-fixture.ts';
+import { api, createAccount, createApp, createKey, waitFor, type Account } from '../support/account-fixture.ts';
 import { startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
 
 let relay: RelayProcess;
@@ -59,11 +59,19 @@ describe('lifecycle', () => {
     expect(result.stderr.trim().split('\n')).toEqual(['relay: Invalid configuration PORT="eighty": Invalid input: expected number, received NaN']);
   });
 
-  it('stops cleanly on SIGTERM, and a restart on the same data serves the same apps', async () => {
+  it('stops cleanly on SIGTERM; inbound injected while it is down is there after a restart', async () => {
     const { appId } = await createApp(relay, account, ['simplex'], 'Survivor');
+    const { secret } = await createKey(relay, account, [appId]);
     expect(await relay.stop()).toBe(0);
+    const injected = await relay.cli(['simulate', 'inbound', '--app', appId, '--messenger', 'simplex', '--contact', '42', '--text', 'while you were away']);
+    expect(injected.code, injected.stderr).toBe(0);
     relay = await startRelayProcess({ dataDir: relay.dataDir });
     const res = await fetch(`${relay.url}/dashboard/api/dashboard/apps`, { headers: { cookie: account.cookie } });
     expect(((await res.json()) as any).items.map((a: any) => a.id)).toContain(appId);
+    const polled = await waitFor(async () => {
+      const poll = await api(relay, 'GET', '/messages/poll', { key: secret });
+      return poll.body.count > 0 ? poll.body.messages : undefined;
+    });
+    expect(polled.map((m: any) => [m.contactId, m.content])).toEqual([['42', 'while you were away']]);
   });
 });
