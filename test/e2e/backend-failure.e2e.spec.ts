@@ -17,7 +17,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await relay?.stop();
-  relay?.cleanup();
+  await relay?.cleanup();
 });
 
 /** Another connection takes the write lock of a store file and keeps it past the busy timeout. */

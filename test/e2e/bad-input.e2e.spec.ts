@@ -16,7 +16,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await relay?.stop();
-  relay?.cleanup();
+  await relay?.cleanup();
 });
 
 /** JSON-ish values, including the shapes a confused client sends. */

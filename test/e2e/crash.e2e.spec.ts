@@ -6,7 +6,7 @@ import { startRelayProcess, type RelayProcess } from '../support/relay-process.t
 const started: RelayProcess[] = [];
 afterAll(async () => {
   for (const relay of started) await relay.stop();
-  started[0]?.cleanup();
+  await started[0]?.cleanup();
 });
 
 describe('crash safety', () => {

@@ -7,7 +7,7 @@ const started: RelayProcess[] = [];
 afterAll(async () => {
   for (const relay of started) {
     await relay.stop();
-    relay.cleanup();
+    await relay.cleanup();
   }
 });
 

@@ -11,7 +11,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await relay?.stop();
-  relay?.cleanup();
+  await relay?.cleanup();
 });
 
 describe('OpenAPI documents', () => {

@@ -15,7 +15,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await relay?.stop();
-  relay?.cleanup();
+  await relay?.cleanup();
 });
 
 const msg = (overrides: Record<string, unknown> = {}) => ({ appId, contactId: '+15550001', messenger: 'signal', message: 'hello', ...overrides });

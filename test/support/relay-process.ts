@@ -75,8 +75,8 @@ export interface RelayProcess {
   stop(): Promise<number | null>;
   /** SIGKILL and wait for exit. */
   kill(): Promise<void>;
-  /** Removes the data directory (after stop). */
-  cleanup(): void;
+  /** Removes the data directory (after stop), and the PostgreSQL schema when there is one. */
+  cleanup(): Promise<void>;
 }
 
 export interface StartOptions {
@@ -152,9 +152,9 @@ export const startRelayProcess = async (options: StartOptions = {}): Promise<Rel
       if (child.exitCode === null) child.kill('SIGKILL');
       await exited;
     },
-    cleanup: () => {
+    cleanup: async () => {
       fs.rmSync(dataDir, { recursive: true, force: true });
-      if (env.EVENT_STORE === 'postgres') void dropSchema(env.DATABASE_URL!, env.DATABASE_SCHEMA!);
+      if (env.EVENT_STORE === 'postgres') await dropSchema(env.DATABASE_URL!, env.DATABASE_SCHEMA!);
     },
   };
 };
