@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
@@ -17,6 +18,9 @@ export const ACCOUNT_PREFIX = '/dashboard/api/dashboard';
 export const buildAccountApp = async (ctx: RelayContext): Promise<FastifyInstance> => {
   const app = Fastify({ loggerInstance: ctx.log.child({ component: 'account' }), bodyLimit: 1024 * 1024,
     logController: new LogController({ disableRequestLogging: true }),
+    // The proxy's request id (a UUID) becomes the correlation id of the events a request causes.
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
   });
   app.setErrorHandler((error, request, reply) => {
     const status = (error as { statusCode?: number }).statusCode;
