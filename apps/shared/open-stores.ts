@@ -1,7 +1,7 @@
 import path from 'node:path';
 import fs from 'node:fs';
 import type { Broker } from '../../infra/broker/port.ts';
-import { createSqliteLogBroker } from '../../infra/broker/sqlite-log/sqlite-log-broker.ts';
+import { createEmbeddedBroker } from '../../infra/broker/embedded/embedded-broker.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
 import { createPostgresEventStore } from '../../infra/event-store/postgres/postgres-event-store.ts';
 import { createSqliteEventStore } from '../../infra/event-store/sqlite/sqlite-event-store.ts';
@@ -26,7 +26,7 @@ export const openBroker = (config: Config): Broker => {
   switch (config.BROKER) {
     case 'embedded':
       fs.mkdirSync(config.dataDir, { recursive: true });
-      return createSqliteLogBroker({ path: path.join(config.dataDir, 'broker.db'), synchronous: config.SQLITE_SYNCHRONOUS });
+      return createEmbeddedBroker({ path: path.join(config.dataDir, 'broker.db'), synchronous: config.SQLITE_SYNCHRONOUS });
     case 'kafka':
       throw new ConfigError('Invalid configuration BROKER=kafka: not available in this version (only embedded)');
   }

@@ -1,0 +1,264 @@
+import Database from 'better-sqlite3';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { brokerContract } from '../../../test/contracts/broker.contract.ts';
+import { BrokerUnavailableError, type Broker, type ConsumedRecord, type Consumer } from '../port.ts';
+import { createEmbeddedBroker, type EmbeddedBrokerOptions } from './embedded-broker.ts';
+
+const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
+const tempDirs: string[] = [];
+const tempFile = () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-embedded-broker-'));
+  tempDirs.push(dir);
+  return path.join(dir, 'broker.db');
+};
+
+brokerContract('embedded SQLite log', async () => {
+  const file = tempFile();
+  const broker = createEmbeddedBroker({ path: file, synchronous: 'normal' });
+  return {
+    broker,
+    capabilities: { dedupesById: true },
+    second: async () => createEmbeddedBroker({ path: file, synchronous: 'normal' }),
+    teardown: async () => {
+      await broker.close();
+      fs.rmSync(path.dirname(file), { recursive: true, force: true });
+    },
+  };
+});
+
+const eventually = async (check: () => unknown | Promise<unknown>, timeoutMs = 10_000): Promise<void> => {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+};
+
+/** Starts a fixture in its own Node process; `lines` collects what it prints. */
+const startChild = (script: string, args: string[]) => {
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ['--import', 'tsx', fixture(script), ...args], { cwd: repoRoot });
+  const lines: string[] = [];
+  let stderr = '';
+  let partial = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    const parts = (partial + chunk.toString()).split('\n');
+    partial = parts.pop()!;
+    lines.push(...parts);
+  });
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stderr })),
+  );
+  return { child, lines, exited };
+};
+
+describe('embedded SQLite log', () => {
+  const open: Broker[] = [];
+  const consumers: Consumer[] = [];
+  const openBroker = (options: Omit<EmbeddedBrokerOptions, 'path'> & { path?: string } = {}) => {
+    const broker = createEmbeddedBroker({ synchronous: 'normal', ...options, path: options.path ?? tempFile() });
+    open.push(broker);
+    return broker;
+  };
+  const collect = async (broker: Broker, groupId: string, topics: string[]) => {
+    const seen: ConsumedRecord[] = [];
+    consumers.push(await broker.consume({ groupId, topics, handler: async (records) => void seen.push(...records) }));
+    return seen;
+  };
+  const values = (records: ConsumedRecord[]) => records.map((r) => r.value);
+  afterEach(async () => {
+    await Promise.all(consumers.splice(0).map((consumer) => consumer.stop()));
+    await Promise.all(open.splice(0).map((broker) => broker.close()));
+    for (const dir of tempDirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps what a publish resolved when the process is SIGKILLed right after', async () => {
+    const file = tempFile();
+    const { lines, exited } = startChild('publish-and-die.ts', [file, 'once']);
+    const { signal, stderr } = await exited;
+    expect(stderr).toBe('');
+    expect(signal).toBe('SIGKILL');
+    expect(lines).toEqual(['published']);
+    const reopened = openBroker({ path: file });
+    const popped = await reopened.pop('inbound.crash', 100);
+    expect(values(popped)).toEqual(Array.from({ length: 50 }, (_, n) => JSON.stringify({ n })));
+    expect(popped.map((r) => r.offset)).toEqual(Array.from({ length: 50 }, (_, n) => BigInt(n)));
+  });
+
+  it('a process killed while publishing leaves every acknowledged batch, whole, seen live by a consumer here', async () => {
+    const file = tempFile();
+    const broker = openBroker({ path: file });
+    const seen = await collect(broker, 'live', ['outbound.crash']);
+    const { child, lines, exited } = startChild('publish-and-die.ts', [file, 'stream']);
+    await eventually(() => expect(lines.length).toBeGreaterThanOrEqual(20));
+    child.kill('SIGKILL');
+    expect((await exited).signal).toBe('SIGKILL');
+    const acknowledged = lines.length;
+    const reopened = openBroker({ path: file });
+    const total = await reopened.depth('outbound.crash');
+    await eventually(() => expect(seen).toHaveLength(total));
+    const all = await reopened.pop('outbound.crash', 100_000);
+    expect(all.length % 10).toBe(0);
+    expect(all.length).toBeGreaterThanOrEqual(acknowledged * 10);
+    expect(values(all)).toEqual(all.map((_, k) => JSON.stringify({ batch: Math.floor(k / 10), i: k % 10 })));
+    expect(values(seen)).toEqual(values(all));
+  });
+
+  it("a group member's lease dies with its process: another member takes over at once", async () => {
+    const file = tempFile();
+    const broker = openBroker({ path: file, groupLeaseMs: 60_000 });
+    await broker.publish(['0', '1', '2'].map((value) => ({ topic: 'outbound.lease', value })));
+    const { child, lines, exited } = startChild('consume-and-die.ts', [file, 'outbound.lease', 'delivery']);
+    await eventually(() => expect(lines).toEqual(['committed 3']));
+    const blocked = await collect(broker, 'delivery', ['outbound.lease']);
+    await broker.publish([{ topic: 'outbound.lease', value: '3' }]);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(blocked).toEqual([]); // the live child holds the topic
+    child.kill('SIGKILL');
+    await exited;
+    const startedAt = Date.now();
+    await broker.publish([{ topic: 'outbound.lease', value: '4' }]);
+    await eventually(() => expect(values(blocked)).toEqual(['3', '4']), 5000);
+    expect(Date.now() - startedAt).toBeLessThan(5000);
+  });
+
+  it('retention deletes old records only once every group committed past them, and forgets old ids', async () => {
+    const broker = openBroker({ retentionMs: 1500, retentionIntervalMs: 20 });
+    const topic = 'outbound.kept';
+    await broker.publish(['0', '1', '2'].map((value, n) => ({ topic, value, id: `r${n}` })));
+    const a = await collect(broker, 'a', [topic]);
+    const b = await collect(broker, 'b', [topic]);
+    await eventually(() => expect([a.length, b.length]).toEqual([3, 3]));
+    await consumers.pop()!.stop(); // b stays at offset 3
+    await broker.publish(['3', '4'].map((value) => ({ topic, value })));
+    await eventually(() => expect(a).toHaveLength(5));
+    expect(await broker.depth(topic)).toBe(5);
+    await broker.publish([{ topic: 'inbound.unconsumed', value: 'kept', id: 'once' }]);
+    const onceAt = Date.now();
+
+    await eventually(async () => expect(await broker.depth(topic)).toBe(2));
+    const fresh = await collect(broker, 'fresh', [topic]);
+    await eventually(() => expect(values(fresh)).toEqual(['3', '4']));
+    expect(fresh.map((r) => r.offset)).toEqual([3n, 4n]);
+
+    await broker.publish([{ topic, value: '5' }]);
+    const bAgain = await collect(broker, 'b', [topic]);
+    await eventually(() => expect(values(bAgain)).toEqual(['3', '4', '5']));
+    await eventually(() => expect(values(a)).toEqual(['0', '1', '2', '3', '4', '5']));
+    await eventually(async () => expect(await broker.depth(topic)).toBe(1)); // 3 and 4 go; 5 is too young
+    expect(await broker.depth(topic, 'a')).toBe(0);
+
+    // no group consumes inbound.unconsumed: its record stays; its id is forgotten after the retention
+    expect(await broker.depth('inbound.unconsumed')).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, onceAt + 1500 + 200 - Date.now()));
+    await broker.publish([{ topic: 'inbound.unconsumed', value: 'again', id: 'once' }]);
+    expect(values(await broker.pop('inbound.unconsumed', 10))).toEqual(['kept', 'again']);
+    await broker.publish([{ topic, value: 'r0 again', id: 'r0' }]);
+    await eventually(() => expect(values(a).at(-1)).toBe('r0 again'));
+  });
+
+  it('offsets start at 0 per topic, are dense, and are not reused after everything was popped', async () => {
+    const broker = openBroker();
+    await broker.publish([
+      { topic: 'inbound.x', value: 'a' },
+      { topic: 'inbound.y', value: 'b' },
+      { topic: 'inbound.x', value: 'c' },
+    ]);
+    const x = await broker.pop('inbound.x', 10);
+    expect(x.map((r) => [r.offset, r.partition, r.value])).toEqual([
+      [0n, 0, 'a'],
+      [1n, 0, 'c'],
+    ]);
+    await broker.publish([{ topic: 'inbound.x', value: 'd' }]);
+    expect((await broker.pop('inbound.x', 10)).map((r) => r.offset)).toEqual([2n]);
+    expect((await broker.pop('inbound.y', 10)).map((r) => r.offset)).toEqual([0n]);
+  });
+
+  it('a not-yet-due head record holds back the records after it on its own topic', async () => {
+    const broker = openBroker();
+    const dueAt = Date.now() + 300;
+    await broker.publish([
+      { topic: 'outbound.retry.1', value: 'late', dueAt },
+      { topic: 'outbound.retry.1', value: 'after' },
+    ]);
+    const seen = await collect(broker, 'delivery', ['outbound.retry.1']);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(seen).toEqual([]);
+    await eventually(() => expect(values(seen)).toEqual(['late', 'after']));
+    expect(seen[0]!.dueAt).toBe(dueAt);
+  });
+
+  it('a locked database rejects with BrokerUnavailableError, and nothing is lost once it is free', async () => {
+    const file = tempFile();
+    const broker = openBroker({ path: file, busyTimeoutMs: 20 });
+    const errors: unknown[] = [];
+    const seen: string[] = [];
+    consumers.push(
+      await broker.consume({
+        groupId: 'delivery',
+        topics: ['outbound.lock'],
+        handler: async (records) => void seen.push(...values(records)),
+        onError: (error) => errors.push(error),
+      }),
+    );
+    await broker.publish([{ topic: 'outbound.lock', value: 'before' }]);
+    await eventually(() => expect(seen).toEqual(['before']));
+    const other = new Database(file);
+    other.exec('BEGIN IMMEDIATE');
+    await expect(broker.publish([{ topic: 'outbound.lock', value: 'x' }])).rejects.toBeInstanceOf(BrokerUnavailableError);
+    await expect(broker.pop('inbound.lock', 1)).resolves.toEqual([]); // an empty poll takes no lock
+    other.exec('COMMIT');
+    other.close();
+    await broker.publish([{ topic: 'outbound.lock', value: 'after' }]);
+    await eventually(() => expect(seen).toEqual(['before', 'after']));
+    expect(errors).toEqual([]);
+  });
+
+  it('a consumer whose commit fails reports it and hands the batch again', async () => {
+    const file = tempFile();
+    const broker = openBroker({ path: file, busyTimeoutMs: 20 });
+    const errors: unknown[] = [];
+    const seen: string[] = [];
+    const other = new Database(file);
+    await broker.publish([{ topic: 'outbound.commit', value: 'one' }]);
+    let locked = false;
+    consumers.push(
+      await broker.consume({
+        groupId: 'delivery',
+        topics: ['outbound.commit'],
+        handler: async (records) => {
+          seen.push(...values(records));
+          if (!locked) {
+            other.exec('BEGIN IMMEDIATE'); // the commit after this batch fails
+            locked = true;
+          }
+        },
+        onError: (error) => {
+          errors.push(error);
+          if (other.inTransaction) other.exec('COMMIT');
+        },
+      }),
+    );
+    await eventually(() => expect(seen).toEqual(['one', 'one']));
+    other.close();
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(BrokerUnavailableError);
+    await eventually(async () => expect(await broker.depth('outbound.commit', 'delivery')).toBe(0));
+  });
+
+  it('cannot be opened on a directory: BrokerUnavailableError', () => {
+    const dir = path.dirname(tempFile());
+    expect(() => createEmbeddedBroker({ path: dir })).toThrow(BrokerUnavailableError);
+  });
+});
