@@ -9,7 +9,7 @@ import {
   type ExpectedVersion,
   type RecordedEvent,
 } from '../port.ts';
-import { createAsyncCatchUpSubscription, type AsyncCatchUpSubscription } from './async-catch-up-subscription.ts';
+import { createAsyncCatchUpSubscription, type AsyncCatchUpSubscription } from '../catch-up-subscription.ts';
 import { MIGRATION_LOCK_CLASS, readAllSql, schemaSql, statements, type EventRow, type ListShape, type ReadAllShape } from './schema.ts';
 
 export interface PostgresEventStoreOptions {

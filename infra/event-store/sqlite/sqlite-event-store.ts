@@ -12,7 +12,7 @@ import {
   type ExpectedVersion,
   type RecordedEvent,
 } from '../port.ts';
-import { createCatchUpSubscription, type CatchUpSubscription } from './catch-up-subscription.ts';
+import { createAsyncCatchUpSubscription, type AsyncCatchUpSubscription } from '../catch-up-subscription.ts';
 import { readAllSql, schemaSql, SCHEMA_VERSION, sql, type EventRow, type ReadAllShape } from './schema.ts';
 
 export type SqliteSynchronous = 'off' | 'normal' | 'full' | 'extra';
@@ -86,7 +86,7 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
 
   let closed = false;
   let closing: Promise<void> | undefined;
-  const subscriptions = new Set<CatchUpSubscription>();
+  const subscriptions = new Set<AsyncCatchUpSubscription>();
   let poller: NodeJS.Timeout | undefined;
   let wakeScheduled = false;
 
@@ -145,7 +145,7 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
     setImmediate(wakeSubscriptions);
   };
 
-  const unregister = (subscription: CatchUpSubscription): void => {
+  const unregister = (subscription: AsyncCatchUpSubscription): void => {
     subscriptions.delete(subscription);
     if (subscriptions.size === 0 && poller !== undefined) {
       clearInterval(poller);
@@ -194,10 +194,14 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
     });
   };
 
+  /** Reads are synchronous: the head and the events up to it come from one state of the file. */
   const source = {
-    head: () => guard(() => selectHead.get() ?? 0n),
-    read: (after: bigint, upTo: bigint, limit: number, filter: EventFilter | undefined) =>
-      guard(() => readRows(after, upTo, limit, filter)),
+    committedHead: async () => guard(() => selectHead.get() ?? 0n),
+    read: async (after: bigint, limit: number, filter: EventFilter | undefined) =>
+      guard(() => {
+        const head = selectHead.get() ?? 0n;
+        return { head, events: head > after ? readRows(after, head, limit, filter) : [] };
+      }),
   };
 
   return {
@@ -236,7 +240,7 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
 
     subscribe(subscribeOptions) {
       if (closed) throw new EventStoreUnavailableError('The SQLite event store is closed');
-      const subscription = createCatchUpSubscription(source, subscribeOptions, unregister);
+      const subscription = createAsyncCatchUpSubscription(source, subscribeOptions, unregister);
       subscriptions.add(subscription);
       poller ??= setInterval(wakeSubscriptions, pollIntervalMs).unref();
       return subscription;
