@@ -1,4 +1,4 @@
-import type { EventFilter, RecordedEvent, SubscribeOptions, Subscription } from '../port.ts';
+import type { EventFilter, RecordedEvent, SubscribeOptions, Subscription } from './port.ts';
 
 /** Where an asynchronous catch-up subscription reads from. */
 export interface AsyncSubscriptionSource {
@@ -18,7 +18,8 @@ export interface AsyncCatchUpSubscription extends Subscription {
 }
 
 /**
- * The asynchronous twin of `../sqlite/catch-up-subscription.ts`, with the same semantics.
+ * A catch-up subscription over a store whose reads are asynchronous (PostgreSQL) or synchronous
+ * (SQLite, wrapped in promises): one implementation for every adapter.
  *
  * Reads are awaited, so a wake (or a catchUp) can arrive while a read is in flight and that read
  * may not see the commit that caused it: such calls set `again`, and the pump reads once more
