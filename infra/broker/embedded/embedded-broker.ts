@@ -1,12 +1,11 @@
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import { BrokerUnavailableError, type Broker, type ConsumedRecord, type OutgoingRecord } from '../port.ts';
 import { createEmbeddedConsumer, type Claim, type ConsumerSource, type EmbeddedConsumer } from './embedded-consumer.ts';
+import { messageOf, openSqlite, type SqliteSynchronous } from '../../sqlite/open-sqlite.ts';
 import { schemaSql, SCHEMA_VERSION, sql, type LeaseRow, type RecordRow } from './schema.ts';
 
-export type SqliteSynchronous = 'off' | 'normal' | 'full' | 'extra';
+export type { SqliteSynchronous };
 
 export interface EmbeddedBrokerOptions {
   /** Database file; its directory is created if missing. */
@@ -25,7 +24,6 @@ export interface EmbeddedBrokerOptions {
   readonly busyTimeoutMs?: number;
 }
 
-const synchronousLevels: readonly SqliteSynchronous[] = ['off', 'normal', 'full', 'extra'];
 const PRUNE_CHUNK = 1000;
 
 /**
@@ -258,28 +256,10 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
 }
 
 const openDatabase = (options: EmbeddedBrokerOptions): Database.Database => {
-  const synchronous = options.synchronous ?? 'full';
-  if (!synchronousLevels.includes(synchronous)) throw new RangeError(`Unknown synchronous level ${synchronous}`);
-  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
-  if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) throw new RangeError('busyTimeoutMs must be an integer >= 0');
-  let db: Database.Database | undefined;
   try {
-    fs.mkdirSync(path.dirname(path.resolve(options.path)), { recursive: true });
-    db = new Database(options.path);
-    db.pragma(`busy_timeout = ${busyTimeoutMs}`); // first: the pragmas below may wait for a lock
-    const mode = db.pragma('journal_mode = WAL', { simple: true });
-    if (mode !== 'wal') throw new Error(`journal_mode is ${String(mode)}, not wal`);
-    db.pragma(`synchronous = ${synchronous}`);
-    db.defaultSafeIntegers(true);
-    const migrate = db.transaction(() => {
-      const version = Number(db!.pragma('user_version', { simple: true }));
-      if (version > SCHEMA_VERSION) throw new Error(`schema version ${version} is newer than this Relay (${SCHEMA_VERSION})`);
-      if (version < SCHEMA_VERSION) db!.exec(schemaSql);
-    });
-    migrate.immediate();
-    return db;
+    return openSqlite({ ...options, schemaSql, schemaVersion: SCHEMA_VERSION });
   } catch (error) {
-    db?.close();
+    if (error instanceof RangeError) throw error;
     throw new BrokerUnavailableError(`Cannot open the embedded broker at ${options.path}: ${messageOf(error)}`, { cause: error });
   }
 };
@@ -335,7 +315,6 @@ const positive = (value: number, name: string): number => {
 
 const yieldTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** SQLite failures become BrokerUnavailableError; our own errors pass. */
 const toBrokerError = (error: unknown): unknown => {

@@ -1,7 +1,5 @@
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import {
   categoryOf,
   EventStoreUnavailableError,
@@ -13,9 +11,10 @@ import {
   type RecordedEvent,
 } from '../port.ts';
 import { createAsyncCatchUpSubscription, type AsyncCatchUpSubscription } from '../catch-up-subscription.ts';
+import { messageOf, openSqlite, type SqliteSynchronous } from '../../sqlite/open-sqlite.ts';
 import { readAllSql, schemaSql, SCHEMA_VERSION, sql, type EventRow, type ReadAllShape } from './schema.ts';
 
-export type SqliteSynchronous = 'off' | 'normal' | 'full' | 'extra';
+export type { SqliteSynchronous };
 
 export interface SqliteEventStoreOptions {
   /** Database file; its directory is created if missing. `:memory:` works for a single connection. */
@@ -28,7 +27,6 @@ export interface SqliteEventStoreOptions {
   readonly busyTimeoutMs?: number;
 }
 
-const synchronousLevels: readonly SqliteSynchronous[] = ['off', 'normal', 'full', 'extra'];
 const readAllStatementCacheSize = 64;
 
 /**
@@ -279,35 +277,12 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
 }
 
 const openDatabase = (options: SqliteEventStoreOptions): Database.Database => {
-  const synchronous = options.synchronous ?? 'full';
-  if (!synchronousLevels.includes(synchronous)) throw new RangeError(`Unknown synchronous level ${synchronous}`);
-  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
-  if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) throw new RangeError('busyTimeoutMs must be >= 0');
-  let db: Database.Database | undefined;
   try {
-    if (options.path !== ':memory:') fs.mkdirSync(path.dirname(options.path), { recursive: true });
-    db = new Database(options.path);
-    db.pragma(`busy_timeout = ${busyTimeoutMs}`); // first: the pragmas below may wait for a lock
-    const mode = db.pragma('journal_mode = WAL', { simple: true });
-    if (mode !== 'wal' && options.path !== ':memory:') throw new Error(`journal_mode is ${String(mode)}, not wal`);
-    db.pragma(`synchronous = ${synchronous}`);
-    db.defaultSafeIntegers(true);
-    migrate(db);
-    return db;
+    return openSqlite({ ...options, schemaSql, schemaVersion: SCHEMA_VERSION });
   } catch (error) {
-    db?.close();
-    throw new EventStoreUnavailableError(`Cannot open the SQLite event store at ${options.path}: ${messageOf(error)}`, {
-      cause: error,
-    });
+    if (error instanceof RangeError) throw error;
+    throw new EventStoreUnavailableError(`Cannot open the SQLite event store at ${options.path}: ${messageOf(error)}`, { cause: error });
   }
-};
-
-const migrate = (db: Database.Database): void => {
-  db.transaction(() => {
-    const version = Number(db.pragma('user_version', { simple: true }));
-    if (version > SCHEMA_VERSION) throw new Error(`schema version ${version} is newer than this Relay (${SCHEMA_VERSION})`);
-    if (version < SCHEMA_VERSION) db.exec(schemaSql);
-  }).immediate();
 };
 
 const versionMatches = (expected: ExpectedVersion, current: bigint): boolean => {
@@ -340,7 +315,6 @@ const epochMs = (date: Date, name: string): number => {
   return ms;
 };
 
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** SQLite failures become EventStoreUnavailableError; constraint violations and our own errors pass. */
 const toStoreError = (error: unknown): unknown => {

@@ -1,0 +1,58 @@
+import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** `PRAGMA synchronous` levels (see docs/durability.md). */
+export type SqliteSynchronous = 'off' | 'normal' | 'full' | 'extra';
+const synchronousLevels: readonly SqliteSynchronous[] = ['off', 'normal', 'full', 'extra'];
+
+export interface OpenSqliteOptions {
+  /** Database file; its directory is created if missing. `:memory:` works for a single connection. */
+  readonly path: string;
+  /** Default 'full'. */
+  readonly synchronous?: SqliteSynchronous | undefined;
+  /** How long a write waits for another connection's lock before failing. Default 5000. */
+  readonly busyTimeoutMs?: number | undefined;
+  /** DDL that brings an empty file to `schemaVersion` (it sets `PRAGMA user_version` itself). */
+  readonly schemaSql: string;
+  readonly schemaVersion: number;
+}
+
+/**
+ * Opens a SQLite file the way Relay's embedded stores share it between processes: busy timeout
+ * first (the pragmas after it may wait for a lock), WAL journal (checked), the synchronous level,
+ * 64-bit integers as bigint, and the schema created or refused by `user_version` in one
+ * `BEGIN IMMEDIATE` transaction. Invalid options throw RangeError; a file that cannot be opened
+ * throws the underlying error, for the adapter to wrap in its own "unavailable" error.
+ */
+export const openSqlite = (options: OpenSqliteOptions): Database.Database => {
+  const synchronous = options.synchronous ?? 'full';
+  if (!synchronousLevels.includes(synchronous)) throw new RangeError(`Unknown synchronous level ${synchronous}`);
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+  if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) throw new RangeError('busyTimeoutMs must be an integer >= 0');
+  const inMemory = options.path === ':memory:';
+  let db: Database.Database | undefined;
+  try {
+    if (!inMemory) fs.mkdirSync(path.dirname(path.resolve(options.path)), { recursive: true });
+    db = new Database(options.path);
+    db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    const mode = db.pragma('journal_mode = WAL', { simple: true });
+    if (mode !== 'wal' && !inMemory) throw new Error(`journal_mode is ${String(mode)}, not wal`);
+    db.pragma(`synchronous = ${synchronous}`);
+    db.defaultSafeIntegers(true);
+    const opened = db;
+    opened
+      .transaction(() => {
+        const version = Number(opened.pragma('user_version', { simple: true }));
+        if (version > options.schemaVersion) throw new Error(`schema version ${version} is newer than this Relay (${options.schemaVersion})`);
+        if (version < options.schemaVersion) opened.exec(options.schemaSql);
+      })
+      .immediate();
+    return opened;
+  } catch (error) {
+    db?.close();
+    throw error;
+  }
+};
+
+export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
