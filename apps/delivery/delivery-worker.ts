@@ -1,12 +1,11 @@
 import type { Logger } from 'pino';
-import { deliveryDecider, deliveryStreamName, type AttemptOutcome, type DeliveryPolicy } from '../../domain/outbound/delivery.ts';
-import type { DeliveryEvent } from '../../domain/outbound/events.ts';
-import { isDomainError } from '../../domain/shared/errors.ts';
+import { deliveryDecider, deliveryStreamName, type AttemptOutcome, type DeliveryPolicy, type RecordAttempt } from '../../domain/outbound/delivery.ts';
 import { MESSENGERS, type Messenger } from '../../domain/shared/messengers.ts';
 import { topics, type Broker, type ConsumedRecord, type Consumer } from '../../infra/broker/port.ts';
-import { ExpectedVersionConflictError, type EventStore } from '../../infra/event-store/port.ts';
+import type { EventStore } from '../../infra/event-store/port.ts';
 import type { MessengerConnector } from '../../infra/messenger/port.ts';
 import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
+import { handleCommand } from '../shared/command-handler.ts';
 import type { OutboundRecord } from './outbound-record.ts';
 
 export const DELIVERY_GROUP = 'delivery';
@@ -59,28 +58,18 @@ const attempt = async (deps: DeliveryWorkerDeps, { message }: OutboundRecord): P
  */
 export const deliverRecord = async (deps: DeliveryWorkerDeps, record: ConsumedRecord): Promise<void> => {
   const value = JSON.parse(record.value) as OutboundRecord;
-  const stream = deliveryStreamName(value.message.messageId);
-  for (let tries = 0; tries < 5; tries++) {
-    const { version, events } = await deps.store.readStream(stream);
-    const state = events.reduce((s, e) => deliveryDecider.evolve(s, e as unknown as DeliveryEvent), deliveryDecider.initialState());
-    if (state.finished || value.attempt <= state.attemptsRecorded) return;
-    const outcome = await attempt(deps, value);
-    const decision = deliveryDecider.decide(
-      { type: 'RecordAttempt', data: { message: value.message, attempt: value.attempt, outcome, policy: deps.policy, now: new Date() } },
-      state,
-    );
-    if (isDomainError(decision) || decision.length === 0) return;
-    try {
-      await deps.store.appendToStream(
-        stream,
-        decision.map((e) => ({ type: e.type, data: e.data, metadata: { actor: 'system:delivery', correlationId: value.message.messageId } })),
-        { expectedVersion: version },
-      );
-      return;
-    } catch (error) {
-      if (!(error instanceof ExpectedVersionConflictError)) throw error;
-    }
-  }
+  const result = await handleCommand(
+    deps.store,
+    deliveryStreamName(value.message.messageId),
+    deliveryDecider,
+    async (state): Promise<RecordAttempt | undefined> => {
+      if (state.finished || value.attempt <= state.attemptsRecorded) return undefined;
+      const outcome = await attempt(deps, value);
+      return { type: 'RecordAttempt', data: { message: value.message, attempt: value.attempt, outcome, policy: deps.policy, now: new Date() } };
+    },
+    { actor: 'system:delivery', correlationId: value.message.messageId },
+  );
+  if (!result.ok) throw new Error(result.error.message);
 };
 
 export const startDeliveryWorker = (deps: DeliveryWorkerDeps): Promise<Consumer> =>

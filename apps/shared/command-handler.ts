@@ -14,19 +14,27 @@ const MAX_TRIES = 5;
 
 /**
  * Read the stream, fold it, decide, append with the version read (optimistic concurrency).
- * On a version conflict it tries again with fresh state; nothing to append means nothing happens.
+ * On a version conflict it tries again with fresh state (at most 5 times, then it throws);
+ * nothing to append means nothing happens.
  */
 export const handleCommand = async <State, Command, Event extends DomainEvent>(
   store: EventStore,
   streamName: string,
   decider: Decider<State, Command, Event>,
-  command: Command | ((state: State) => Command),
+  /**
+   * The command, or a function of the current state that builds it (it may do I/O first, and
+   * returns undefined when there is nothing to do). On a version conflict it runs again on the
+   * fresh state.
+   */
+  command: Command | ((state: State) => Command | undefined | Promise<Command | undefined>),
   metadata: EventMetadata,
 ): Promise<HandleResult<Event>> => {
   for (let attempt = 1; ; attempt++) {
     const { version, events } = await store.readStream(streamName);
     const state = events.reduce((s, e) => decider.evolve(s, e as unknown as Event), decider.initialState());
-    const decision = decider.decide(typeof command === 'function' ? (command as (s: State) => Command)(state) : command, state);
+    const built = typeof command === 'function' ? await (command as (s: State) => Command | undefined | Promise<Command | undefined>)(state) : command;
+    if (built === undefined) return { ok: true, events: [], position: undefined };
+    const decision = decider.decide(built, state);
     if (isDomainError(decision)) return { ok: false, error: decision };
     if (decision.length === 0) return { ok: true, events: [], position: undefined };
     try {
