@@ -1,3 +1,4 @@
+import { BrokerUnavailableError } from '../../infra/broker/port.ts';
 import { decideSendMessages, sendBatchStreamName } from '../../domain/outbound/send-batch.ts';
 import type { OutboundMessage } from '../../domain/outbound/message.ts';
 import { validateSendItem, type FailedMessage, type SendMessageInput } from '../../domain/outbound/validate.ts';
@@ -28,6 +29,9 @@ export const validateBatch = (items: readonly SendMessageInput[], caller: Caller
  * they are durable together, and the publisher will put each on its outbound topic.
  */
 export const enqueueMessages = async (ctx: RelayContext, caller: Caller, messages: OutboundMessage[]): Promise<void> => {
+  // Accepted messages reach the broker through the publisher; while the broker is known to be
+  // down, refuse them (503) rather than promise a delivery that cannot start.
+  if (!ctx.broker.isReady()) throw new BrokerUnavailableError('The broker is not reachable');
   const batchId = newId.batch();
   const decision = decideSendMessages(
     { type: 'SendMessages', data: { batchId, credentialId: caller.credential.credentialId, userId: caller.credential.userId, messages, now: new Date() } },

@@ -77,6 +77,12 @@ export interface Broker {
   depth(topic: string, groupId?: string): Promise<number>;
   /** Throws BrokerUnavailableError if the broker cannot be reached. */
   ping(): Promise<void>;
+  /**
+   * False while the adapter knows the broker to be unreachable (its last probe or operation
+   * failed) or after close. No I/O: the send path asks it on every request, so that messages are
+   * refused with 503 rather than accepted into a pipeline that cannot move them.
+   */
+  isReady(): boolean;
   close(): Promise<void>;
 }
 

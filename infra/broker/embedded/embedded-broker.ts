@@ -238,6 +238,8 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
       guard(() => s.ping.get(''));
     },
 
+    isReady: () => !closed,
+
     close() {
       closing ??= (async () => {
         closed = true;

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# A single-node Apache Kafka (KRaft) on loopback, from Apache Kafka's own jars on Maven Central.
+#
+#   scripts/kafka-local.sh start|stop|status|restart
+#
+# Environment (all optional):
+#   KAFKA_HOME_DIR        cache for the jars (default ~/.cache/relay-kafka)
+#   KAFKA_DATA_DIR        log dirs, config, pid and server.log (default $KAFKA_HOME_DIR/node-<port>)
+#   KAFKA_PORT            PLAINTEXT listener (default 9092)
+#   KAFKA_CONTROLLER_PORT CONTROLLER listener (default KAFKA_PORT + 1)
+#   KAFKA_HEAP_OPTS       JVM heap (default -Xms256m -Xmx768m)
+# start is idempotent (a running broker is left alone) and returns once the broker answers.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+KAFKA_VERSION=3.9.2
+home="${KAFKA_HOME_DIR:-$HOME/.cache/relay-kafka}"
+libs="$home/kafka-$KAFKA_VERSION/libs"
+port="${KAFKA_PORT:-9092}"
+controller_port="${KAFKA_CONTROLLER_PORT:-$((port + 1))}"
+data="${KAFKA_DATA_DIR:-$home/node-$port}"
+pid_file="$data/kafka.pid"
+log_dir="$data/logs"
+
+say() { echo "kafka-local: $*" >&2; }
+
+fetch() {
+  if [[ -f "$libs/.complete" ]]; then return; fi
+  say "fetching Apache Kafka $KAFKA_VERSION jars from Maven Central into $libs"
+  mkdir -p "$libs"
+  mvn -q -B -Dstyle.color=never -f "$here/kafka/pom.xml" -Dkafka.version="$KAFKA_VERSION" \
+    dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$libs"
+  touch "$libs/.complete"
+}
+
+running() {
+  [[ -f "$pid_file" ]] && kill -0 "$(cat "$pid_file")" 2>/dev/null
+}
+
+answers() {
+  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null
+}
+
+write_config() {
+  mkdir -p "$data/kraft" "$log_dir"
+  cat >"$data/server.properties" <<PROPS
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$controller_port
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller_port
+advertised.listeners=PLAINTEXT://127.0.0.1:$port
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+log.dirs=$data/kraft
+num.partitions=1
+default.replication.factor=1
+min.insync.replicas=1
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=10
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+group.initial.rebalance.delay.ms=0
+auto.create.topics.enable=true
+log.retention.hours=168
+PROPS
+}
+
+start() {
+  if running; then
+    say "already running (pid $(cat "$pid_file")) on 127.0.0.1:$port"
+    return
+  fi
+  fetch
+  write_config
+  if [[ ! -f "$data/kraft/meta.properties" ]]; then
+    local cluster_id
+    cluster_id="$(java -cp "$libs/*" -Dlog4j.configuration="file:$here/kafka/log4j.properties" -Dkafka.logs.dir="$log_dir" kafka.tools.StorageTool random-uuid)"
+    java -cp "$libs/*" -Dlog4j.configuration="file:$here/kafka/log4j.properties" -Dkafka.logs.dir="$log_dir" \
+      kafka.tools.StorageTool format -t "$cluster_id" -c "$data/server.properties" -g >/dev/null
+  fi
+  say "starting on 127.0.0.1:$port (data in $data)"
+  # shellcheck disable=SC2086
+  nohup java ${KAFKA_HEAP_OPTS:--Xms256m -Xmx768m} -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
+    -Djava.awt.headless=true -Dlog4j.configuration="file:$here/kafka/log4j.properties" \
+    -Dkafka.logs.dir="$log_dir" -cp "$libs/*" kafka.Kafka "$data/server.properties" \
+    >"$log_dir/stdout.log" 2>&1 &
+  echo $! >"$pid_file"
+  for _ in $(seq 1 240); do
+    if ! running; then
+      say "the broker exited; last lines of $log_dir:"
+      tail -n 30 "$log_dir/stdout.log" "$log_dir/server.log" >&2 2>/dev/null || true
+      exit 1
+    fi
+    if answers && grep -q 'Kafka Server started' "$log_dir/server.log" 2>/dev/null; then
+      say "ready on 127.0.0.1:$port"
+      return
+    fi
+    sleep 0.25
+  done
+  say "not ready after 60 s; see $log_dir/server.log"
+  exit 1
+}
+
+stop() {
+  if ! running; then
+    say "not running"
+    rm -f "$pid_file"
+    return
+  fi
+  local pid
+  pid="$(cat "$pid_file")"
+  kill -TERM "$pid"
+  for _ in $(seq 1 120); do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      rm -f "$pid_file"
+      say "stopped"
+      return
+    fi
+    sleep 0.25
+  done
+  say "still running after 30 s: killing"
+  kill -KILL "$pid" 2>/dev/null || true
+  rm -f "$pid_file"
+}
+
+status() {
+  if running && answers; then
+    echo "running (pid $(cat "$pid_file")) on 127.0.0.1:$port"
+  elif running; then
+    echo "starting (pid $(cat "$pid_file"))"
+    exit 3
+  else
+    echo "stopped"
+    exit 3
+  fi
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop ;;
+  restart) stop; start ;;
+  status) status ;;
+  fetch) fetch ;;
+  *) echo "usage: $0 start|stop|status|restart|fetch" >&2; exit 2 ;;
+esac
