@@ -5,7 +5,16 @@ export default defineConfig({
   test: {
     projects: [
       { test: { name: 'unit', include: ['**/*.unit.spec.ts'], exclude: ['node_modules/**'] } },
-      { test: { name: 'contract', include: ['**/*.contract.spec.ts'], exclude: ['node_modules/**'], testTimeout: 30_000 } },
+      {
+        test: {
+          name: 'contract',
+          include: ['**/*.contract.spec.ts'],
+          exclude: ['node_modules/**'],
+          testTimeout: 30_000,
+          hookTimeout: 30_000,
+          globalSetup: ['test/support/kafka-global-setup.ts'],
+        },
+      },
       {
         test: {
           name: 'e2e',
