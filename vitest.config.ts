@@ -19,7 +19,7 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['**/*.e2e.spec.ts'],
-          exclude: ['node_modules/**'],
+          exclude: ['node_modules/**', 'test/e2e/kafka/**'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
@@ -32,6 +32,17 @@ export default defineConfig({
           env: { RELAY_E2E_EVENT_STORE: 'postgres' },
           testTimeout: 60_000,
           hookTimeout: 60_000,
+        },
+      },
+      {
+        // The public API's end-to-end suites again, on a real Kafka (started once for the run).
+        test: {
+          name: 'e2e-kafka',
+          include: ['test/e2e/public-api.e2e.spec.ts', 'test/e2e/delivery.e2e.spec.ts', 'test/e2e/kafka/*.e2e.spec.ts'],
+          env: { RELAY_E2E_BROKER: 'kafka' },
+          globalSetup: ['test/support/kafka-global-setup.ts'],
+          testTimeout: 90_000,
+          hookTimeout: 90_000,
         },
       },
     ],

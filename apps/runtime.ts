@@ -28,7 +28,7 @@ export type Role = (typeof ROLES)[number];
 /** Opens the stores, builds the read models from the history, and returns what every role shares. */
 export const openContext = async (config: Config, log = createLogger(config.LOG_LEVEL)): Promise<RelayContext> => {
   const store = openEventStore(config);
-  const broker = openBroker(config);
+  const broker = openBroker(config, store, log);
   const models = createReadModels();
   const projections = await startProjectionRunner(store, models.all, log.child({ component: 'projections' }), {
     file: path.join(config.dataDir, `read-models.${config.EVENT_STORE}.json`),

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { AppEvent } from '../../domain/app/events.ts';
 import type { InboundEvent } from '../../domain/inbound/events.ts';
 import type { DeliveryEvent, SendBatchEvent } from '../../domain/outbound/events.ts';
 import { topics, type Broker, type OutgoingRecord } from '../../infra/broker/port.ts';
@@ -54,14 +55,22 @@ export const recordsFor = (event: RecordedEvent): OutgoingRecord[] => {
   }
 };
 
+/** Topics to create ahead of their first record: an app's inbound queue exists from its creation. */
+export const topicsFor = (event: RecordedEvent): string[] => {
+  const e = event as unknown as AppEvent;
+  return e.type === 'AppCreated' ? [topics.inbound(e.data.appId)] : [];
+};
+
 export const startPublisher = (store: EventStore, broker: Broker, log: Logger): Promise<CheckpointedSubscription> =>
   startCheckpointedSubscription(store, {
     name: PUBLISHER_CHECKPOINT,
-    filter: { categories: ['sendbatch', 'outbound', 'inbound'] },
+    filter: { categories: ['sendbatch', 'outbound', 'inbound', 'app'] },
     // A send batch event carries up to 50 messages: small batches keep each publish short.
     batchSize: 20,
     log: log.child({ component: 'publisher' }),
     handler: async (events) => {
+      const created = events.flatMap(topicsFor);
+      if (created.length > 0) await broker.ensureTopics(created);
       const records = events.flatMap(recordsFor);
       if (records.length > 0) await broker.publish(records);
     },

@@ -17,7 +17,12 @@ export const configSchema = z.object({
   DATABASE_SCHEMA: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'must be a PostgreSQL identifier').default('relay'),
   EVENTSTORE_URL: z.string().optional(),
   BROKER: z.enum(['embedded', 'kafka']).default('embedded'),
-  KAFKA_BROKERS: z.string().optional(),
+  KAFKA_BROKERS: z
+    .string()
+    .regex(/^[^,:\s]+:\d{1,5}(,[^,:\s]+:\d{1,5})*$/, 'must be comma-separated host:port pairs')
+    .optional(),
+  KAFKA_PARTITIONS: integer(3, 1),
+  KAFKA_TOPIC_PREFIX: z.string().regex(/^[A-Za-z0-9._-]{0,100}$/, 'must be letters, digits, dots, dashes or underscores').default(''),
   SQLITE_SYNCHRONOUS: z.enum(['off', 'normal', 'full', 'extra']).default('full'),
   RATE_LIMIT_POLL_PER_MIN: integer(100, 1),
   RATE_LIMIT_SEND_FREE_PER_MIN: integer(600, 1),

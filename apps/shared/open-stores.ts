@@ -1,6 +1,9 @@
 import path from 'node:path';
 import fs from 'node:fs';
+import type { Logger } from 'pino';
 import type { Broker } from '../../infra/broker/port.ts';
+import { createEventStorePopCursors } from '../../infra/broker/kafka/event-store-pop-cursors.ts';
+import { createKafkaBroker } from '../../infra/broker/kafka/kafka-broker.ts';
 import { createEmbeddedBroker } from '../../infra/broker/embedded/embedded-broker.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
 import { createPostgresEventStore } from '../../infra/event-store/postgres/postgres-event-store.ts';
@@ -21,13 +24,19 @@ export const openEventStore = (config: Config): EventStore => {
   }
 };
 
-/** Opens the broker that the configuration names. */
-export const openBroker = (config: Config): Broker => {
+/** Opens the broker that the configuration names; Kafka keeps its pop claims in the event store. */
+export const openBroker = (config: Config, store: EventStore, log: Logger): Broker => {
   switch (config.BROKER) {
     case 'embedded':
       fs.mkdirSync(config.dataDir, { recursive: true });
       return createEmbeddedBroker({ path: path.join(config.dataDir, 'broker.db'), synchronous: config.SQLITE_SYNCHRONOUS });
     case 'kafka':
-      throw new ConfigError('Invalid configuration BROKER=kafka: not available in this version (only embedded)');
+      return createKafkaBroker({
+        brokers: config.KAFKA_BROKERS!.split(','),
+        cursors: createEventStorePopCursors(store),
+        partitions: config.KAFKA_PARTITIONS,
+        prefix: config.KAFKA_TOPIC_PREFIX,
+        log: log.child({ component: 'kafka' }),
+      });
   }
 };

@@ -4,6 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const BIN = path.join(ROOT, 'bin/relay.js');
@@ -31,6 +32,16 @@ const eventStoreEnv = (dataDir: string): Record<string, string> =>
         // One schema per data directory: a restart on the same data finds the same events.
         DATABASE_SCHEMA: `relay_e2e_${path.basename(dataDir).replace(/[^A-Za-z0-9]/g, '_').toLowerCase()}`,
       }
+    : {};
+
+/**
+ * With RELAY_E2E_BROKER=kafka (the vitest project e2e-kafka) every Relay process of a test runs on
+ * the Kafka of the test run, under a topic prefix of its own data directory (a restart on the same
+ * data finds the same topics; tests sharing the broker do not see each other's messages).
+ */
+const brokerEnv = (dataDir: string): Record<string, string> =>
+  process.env.RELAY_E2E_BROKER === 'kafka'
+    ? { BROKER: 'kafka', KAFKA_BROKERS: inject('kafkaBrokers'), KAFKA_TOPIC_PREFIX: `${path.basename(dataDir)}.` }
     : {};
 
 const dropSchema = async (url: string, schema: string) => {
@@ -98,6 +109,7 @@ export const startRelayProcess = async (options: StartOptions = {}): Promise<Rel
     LOG_LEVEL: 'warn',
     SQLITE_SYNCHRONOUS: 'normal',
     ...eventStoreEnv(dataDir),
+    ...brokerEnv(dataDir),
     ...options.env,
   };
   const child = spawn(process.execPath, [BIN, 'start', '--role', options.role ?? 'all'], {

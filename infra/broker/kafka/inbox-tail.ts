@@ -18,6 +18,8 @@ export interface InboxTailOptions {
   groupId: string;
   /** Records buffered per partition before its fetching pauses (until pops drain it). */
   maxBuffered: number;
+  /** The port's name of a Kafka topic, for the records handed out. */
+  portTopic: (kafkaTopic: string) => string;
   log: Logger;
 }
 
@@ -150,7 +152,7 @@ export class InboxTail {
     for (const message of batch.messages) {
       const offset = BigInt(message.offset);
       if (offset < buffer.next) continue; // fetched before a restart
-      buffer.records.push(fromKafkaMessage(topic, partition, message));
+      buffer.records.push(fromKafkaMessage(this.options.portTopic(topic), partition, message));
       buffer.next = offset + 1n;
     }
     if (!buffer.paused && buffer.records.length >= this.options.maxBuffered) {

@@ -13,6 +13,11 @@ export interface KafkaBrokerOptions {
   /** Where pop claims are kept (the event store): shared by every process popping from the broker. */
   readonly cursors: PopCursorStore;
   readonly clientId?: string;
+  /**
+   * Put before every topic and group name on Kafka, so that several Relay deployments (or test
+   * runs) can share one cluster. Default '' (topics named as the port names them).
+   */
+  readonly prefix?: string;
   /** Partitions of a topic the broker creates; `inbound.*` topics always get 1 (one ordered queue). */
   readonly partitions?: number;
   /** Replication factor of created topics (default: the broker's `default.replication.factor`). */
@@ -42,6 +47,10 @@ const kafkaLogCreator = (log: Logger) => () => (entry: LogEntry) => {
 export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
   const log = options.log ?? pino({ level: 'silent' });
   const clientId = options.clientId ?? 'relay';
+  const prefix = options.prefix ?? '';
+  /** Kafka's name of a port topic or group, and back. */
+  const k = (name: string) => prefix + name;
+  const portTopic = (kafkaTopic: string) => kafkaTopic.slice(prefix.length);
   const kafka = new Kafka({
     clientId,
     brokers: [...options.brokers],
@@ -110,7 +119,8 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
   let tail: Promise<InboxTail> | undefined;
   const inboxTail = () =>
     (tail ??= admin.get().then(
-      (client) => new InboxTail({ kafka, admin: client, groupId: `relay-inbox-${randomUUID()}`, maxBuffered: options.maxBuffered ?? 10_000, log }),
+      (client) =>
+        new InboxTail({ kafka, admin: client, groupId: k(`relay-inbox-${randomUUID()}`), maxBuffered: options.maxBuffered ?? 10_000, portTopic, log }),
       (error: unknown) => {
         tail = undefined;
         throw error;
@@ -133,7 +143,7 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
   const prober = setInterval(() => void probe().catch(() => undefined), options.probeIntervalMs ?? 1_000);
   prober.unref();
 
-  const partitionsOf = (topic: string) => (topic.startsWith('inbound.') ? 1 : (options.partitions ?? 3));
+  const partitionsOf = (topic: string) => (portTopic(topic).startsWith('inbound.') ? 1 : (options.partitions ?? 3));
 
   const ensureTopics = async (topics: readonly string[]) => {
     const missing = [...new Set(topics)].filter((topic) => !knownTopics.has(topic));
@@ -168,7 +178,7 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
 
   const cursorOf = async (topic: string, fresh = false): Promise<PopCursor> => {
     let cursor = cursors.get(topic);
-    if (!cursor || fresh) cursors.set(topic, (cursor = await loadCursor(options.cursors, topic)));
+    if (!cursor || fresh) cursors.set(topic, (cursor = await loadCursor(options.cursors, portTopic(topic))));
     return cursor;
   };
 
@@ -220,7 +230,7 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
     for (let attempt = 0; attempt < POP_ATTEMPTS; attempt++) {
       const selection = select(source, topic, cursor, max);
       if (!selection) return [];
-      const version = await options.cursors.append(topic, cursor.version, selection.claim);
+      const version = await options.cursors.append(portTopic(topic), cursor.version, selection.claim);
       if (version === 'conflict') {
         cursor = await cursorOf(topic, true); // another process popped: see what it took
         continue;
@@ -235,18 +245,18 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
   return {
     kind: 'kafka',
 
-    ensureTopics: (topics) => guarded('ensureTopics', () => ensureTopics(topics)),
+    ensureTopics: (topics) => guarded('ensureTopics', () => ensureTopics(topics.map(k))),
 
     publish: (records: readonly OutgoingRecord[]) =>
       guarded('publish', async () => {
         if (records.length === 0) return;
-        await ensureTopics(records.map((record) => record.topic));
         const byTopic = new Map<string, OutgoingRecord[]>();
         for (const record of records) {
-          const list = byTopic.get(record.topic);
+          const list = byTopic.get(k(record.topic));
           if (list) list.push(record);
-          else byTopic.set(record.topic, [record]);
+          else byTopic.set(k(record.topic), [record]);
         }
+        await ensureTopics([...byTopic.keys()]);
         await (await producer.get()).sendBatch({
           acks: -1,
           topicMessages: [...byTopic].map(([topic, list]) => ({ topic, messages: list.map(toKafkaMessage) })),
@@ -255,8 +265,9 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
 
     consume: (consumeOptions) =>
       guarded('consume', async () => {
-        await ensureTopics(consumeOptions.topics);
-        const consumer = await startGroupConsumer(kafka, consumeOptions, log);
+        const topics = consumeOptions.topics.map(k);
+        await ensureTopics(topics);
+        const consumer = await startGroupConsumer(kafka, { ...consumeOptions, topics, groupId: k(consumeOptions.groupId) }, portTopic, log);
         const tracked: Consumer = {
           stop: async () => {
             consumers.delete(tracked);
@@ -267,15 +278,16 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
         return tracked;
       }),
 
-    pop: (topic, max) => guarded('pop', () => serialised(topic, () => pop(topic, max))),
+    pop: (topic, max) => guarded('pop', () => serialised(k(topic), () => pop(k(topic), max))),
 
-    depth: (topic, groupId) =>
+    depth: (portName, groupId) =>
       guarded('depth', async () => {
+        const topic = k(portName);
         if (!(await topicExists(topic))) return 0;
         const client = await admin.get();
         const offsets = await client.fetchTopicOffsets(topic);
         if (groupId !== undefined) {
-          const [committed] = await client.fetchOffsets({ groupId, topics: [topic] });
+          const [committed] = await client.fetchOffsets({ groupId: k(groupId), topics: [topic] });
           const at = new Map(committed?.partitions.map((p) => [p.partition, BigInt(p.offset)]) ?? []);
           return offsets.reduce((sum, { partition, high, low }) => {
             const from = at.get(partition) ?? -1n;

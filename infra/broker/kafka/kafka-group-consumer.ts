@@ -14,7 +14,13 @@ const RETRY_AFTER_ERROR_MS = 500;
  * partition briefly and gets the same records again, since the offsets it did not resolve are
  * fetched anew.
  */
-export const startGroupConsumer = async (kafka: Kafka, options: ConsumeOptions, log: Logger): Promise<Consumer> => {
+export const startGroupConsumer = async (
+  kafka: Kafka,
+  options: ConsumeOptions,
+  /** The port's name of a Kafka topic (without the deployment's prefix). */
+  portTopic: (kafkaTopic: string) => string,
+  log: Logger,
+): Promise<Consumer> => {
   const batchSize = options.batchSize ?? 100;
   const timers = new Set<NodeJS.Timeout>();
   const later = (ms: number, run: () => void) => {
@@ -44,7 +50,7 @@ export const startGroupConsumer = async (kafka: Kafka, options: ConsumeOptions, 
     partitionsConsumedConcurrently: 1,
     eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale, pause }) => {
       const { topic, partition } = batch;
-      const records: ConsumedRecord[] = batch.messages.map((message) => fromKafkaMessage(topic, partition, message));
+      const records: ConsumedRecord[] = batch.messages.map((message) => fromKafkaMessage(portTopic(topic), partition, message));
       let i = 0;
       while (i < records.length && isRunning() && !isStale()) {
         const now = Date.now();
