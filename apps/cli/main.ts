@@ -94,19 +94,24 @@ withConfigOptions(
     .requiredOption('--contact <contactId>', 'the sender, in the messenger’s format')
     .requiredOption('--text <text>', 'the message body')
     .option('--group <groupId>', 'for a group message: the group id')
-    .option('--timestamp <ms>', 'the messenger’s timestamp, epoch ms'),
+    .option('--timestamp <ms>', 'the messenger’s timestamp, epoch ms')
+    .option('--count <n>', 'inject n messages, the text of each followed by " #<i>" (i from 1)', '1'),
 ).action((options: Record<string, unknown>) =>
   withContext(options, async (ctx) => {
-    const result = await simulateInbound(ctx, {
-      appId: String(options.app),
-      messenger: parseMessenger(String(options.messenger)),
-      contactId: String(options.contact),
-      text: String(options.text),
-      ...(options.group !== undefined ? { groupId: String(options.group) } : {}),
-      ...(options.timestamp !== undefined ? { timestamp: Number(options.timestamp) } : {}),
-    });
-    if (result.kind === 'unrouted') throw new Error(result.reason);
-    process.stdout.write(`${JSON.stringify(result)}\n`);
+    const count = Number(options.count);
+    if (!Number.isInteger(count) || count < 1) throw new Error(`--count must be a positive integer, got ${String(options.count)}`);
+    for (let i = 1; i <= count; i++) {
+      const result = await simulateInbound(ctx, {
+        appId: String(options.app),
+        messenger: parseMessenger(String(options.messenger)),
+        contactId: String(options.contact),
+        text: count === 1 ? String(options.text) : `${String(options.text)} #${i}`,
+        ...(options.group !== undefined ? { groupId: String(options.group) } : {}),
+        ...(options.timestamp !== undefined ? { timestamp: Number(options.timestamp) } : {}),
+      });
+      if (result.kind === 'unrouted') throw new Error(result.reason);
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+    }
   }),
 );
 withConfigOptions(
