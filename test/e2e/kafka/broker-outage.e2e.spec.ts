@@ -1,0 +1,87 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SimulatorStore } from '../../../infra/messenger/simulator/simulator-store.ts';
+import { api, createAccount, createApp, createKey, waitFor } from '../../support/account-fixture.ts';
+import { ROOT, freePort, startRelayProcess, type RelayProcess } from '../../support/relay-process.ts';
+
+/**
+ * A Kafka of this test alone (it is stopped mid-test), from the project's script: Relay answers
+ * 503 while it is down, keeps what it accepted, and carries on when it is back, without a restart.
+ */
+let kafkaEnv: NodeJS.ProcessEnv;
+const kafka = (command: 'start' | 'stop') =>
+  execFileSync(path.join(ROOT, 'scripts/kafka-local.sh'), [command], { env: kafkaEnv, stdio: ['ignore', 'ignore', 'inherit'], timeout: 180_000 });
+
+let relay: RelayProcess | undefined;
+let kafkaDir: string;
+beforeAll(async () => {
+  kafkaDir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-outage-kafka-'));
+  const port = await freePort();
+  kafkaEnv = { ...process.env, KAFKA_PORT: String(port), KAFKA_CONTROLLER_PORT: String(await freePort()), KAFKA_DATA_DIR: kafkaDir, KAFKA_HEAP_OPTS: '-Xms128m -Xmx384m' };
+  kafka('start');
+}, 180_000);
+afterAll(async () => {
+  await relay?.stop();
+  await relay?.cleanup();
+  kafka('stop');
+  fs.rmSync(kafkaDir, { recursive: true, force: true });
+}, 180_000);
+
+describe('Kafka outage', () => {
+  it('answers 503 on send and poll while Kafka is down, loses nothing, and resumes without a restart', async () => {
+    relay = await startRelayProcess({ env: { KAFKA_BROKERS: `127.0.0.1:${kafkaEnv.KAFKA_PORT}`, KAFKA_TOPIC_PREFIX: '' } });
+    const r = relay;
+    const account = await createAccount(r);
+    const app = await createApp(r, account, ['signal']);
+    const { secret: key } = await createKey(r, account, [app.appId]);
+    const simulator = new SimulatorStore(r.dataDir);
+    const delivered = (messageId: string) => simulator.deliveries({ messageId }).some((d) => d.ok);
+    const send = (text: string) => api(r, 'POST', '/messages/send', { key, body: { messages: [{ appId: app.appId, messenger: 'signal', contactId: '+15550200', message: text }] } });
+    try {
+      const before = await send('before the outage');
+      expect(before.status, JSON.stringify(before.body)).toBe(202);
+      await waitFor(() => delivered(before.body.successfulMessages[0].messageId), 30_000, 'delivery before the outage');
+
+      kafka('stop');
+      // Sends answered 202 until Relay noticed must be delivered later; then 503, with the spec's body.
+      const accepted: string[] = [];
+      const refused = await waitFor(async () => {
+        const res = await send('during the outage');
+        if (res.status === 202) accepted.push(res.body.successfulMessages[0].messageId);
+        return res.status === 503 ? res : undefined;
+      }, 15_000, 'a 503 on send');
+      expect(refused.body).toEqual({ error: 'Failed to enqueue messages' });
+      const poll = await api(r, 'GET', '/messages/poll', { key });
+      expect(poll.status).toBe(503);
+      expect(poll.body).toEqual({ error: 'Failed to poll messages' });
+      // The spec's health: 503 while an upstream store (here the queue store) is unreachable.
+      const health = await fetch(`${r.url}/api/v1/health`);
+      expect(health.status).toBe(503);
+      expect(await health.json()).toEqual({ status: 'unavailable', version: expect.any(String) });
+      // A contact writes meanwhile: the gateway records it in the event store.
+      const inbound = await r.cli(['simulate', 'inbound', '--app', app.appId, '--messenger', 'signal', '--contact', '+15550201', '--text', 'written during the outage']);
+      expect(inbound.code, inbound.stderr).toBe(0);
+
+      kafka('start');
+      const after = await waitFor(async () => {
+        const res = await send('after the outage');
+        return res.status === 202 ? res : undefined;
+      }, 60_000, 'a 202 on send after the outage');
+      for (const messageId of [...accepted, after.body.successfulMessages[0].messageId])
+        await waitFor(() => delivered(messageId), 60_000, `delivery of ${messageId}`);
+      const polled = await waitFor(async () => {
+        const res = await api(r, 'GET', '/messages/poll', { key });
+        return res.status === 200 && res.body.count > 0 ? res : undefined;
+      }, 60_000, 'the inbound message after the outage');
+      expect(polled.body.messages.map((m: { content: string }) => m.content)).toEqual(['written during the outage']);
+      const healthy = await fetch(`${r.url}/api/v1/health`);
+      expect(healthy.status).toBe(200);
+      expect(r.child.exitCode).toBe(null);
+    } finally {
+      simulator.close();
+    }
+  });
+});
