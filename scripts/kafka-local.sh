@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A single-node Apache Kafka (KRaft) on loopback, from Apache Kafka's own jars on Maven Central.
 #
-#   scripts/kafka-local.sh start|stop|status|restart
+#   scripts/kafka-local.sh start|stop|status|restart|fetch|classpath
 #
 # Environment (all optional):
 #   KAFKA_HOME_DIR        cache for the jars (default ~/.cache/relay-kafka)
@@ -142,5 +142,6 @@ case "${1:-}" in
   restart) stop; start ;;
   status) status ;;
   fetch) fetch ;;
-  *) echo "usage: $0 start|stop|status|restart|fetch" >&2; exit 2 ;;
+  classpath) fetch; echo "$libs/*" ;;
+  *) echo "usage: $0 start|stop|status|restart|fetch|classpath" >&2; exit 2 ;;
 esac

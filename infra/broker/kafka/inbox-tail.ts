@@ -67,6 +67,10 @@ export class InboxTail {
     while (!caughtUp() && Date.now() < deadline && !this.stopped) await new Promise((resolve) => setTimeout(resolve, 5));
   }
 
+  follows(topic: string): boolean {
+    return this.followed.has(topic);
+  }
+
   /** The buffered partitions of a topic (empty when not followed). */
   partitions(topic: string): ReadonlyMap<number, PartitionBuffer> {
     return this.buffers.get(topic) ?? new Map();

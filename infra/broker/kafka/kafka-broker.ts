@@ -224,9 +224,11 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
     if (max <= 0 || !(await topicExists(topic))) return [];
     let cursor = await cursorOf(topic);
     const source = await inboxTail();
-    const floors = new Map<number, bigint>();
-    for (const { partition } of await (await admin.get()).fetchTopicOffsets(topic)) floors.set(partition, cursor.floor(partition));
-    await source.follow(topic, floors);
+    if (!source.follows(topic)) {
+      const floors = new Map<number, bigint>();
+      for (const { partition } of await (await admin.get()).fetchTopicOffsets(topic)) floors.set(partition, cursor.floor(partition));
+      await source.follow(topic, floors);
+    }
     for (let attempt = 0; attempt < POP_ATTEMPTS; attempt++) {
       const selection = select(source, topic, cursor, max);
       if (!selection) return [];
