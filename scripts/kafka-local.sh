@@ -84,7 +84,7 @@ start() {
   nohup java ${KAFKA_HEAP_OPTS:--Xms256m -Xmx768m} -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
     -Djava.awt.headless=true -Dlog4j.configuration="file:$here/kafka/log4j.properties" \
     -Dkafka.logs.dir="$log_dir" -cp "$libs/*" kafka.Kafka "$data/server.properties" \
-    >"$log_dir/stdout.log" 2>&1 &
+    >"$log_dir/stdout.log" 2>&1 9>&- &
   echo $! >"$pid_file"
   for _ in $(seq 1 240); do
     if ! running; then
@@ -135,6 +135,11 @@ status() {
     exit 3
   fi
 }
+
+# One start or stop at a time per node (two test projects may ask at once).
+mkdir -p "$data"
+exec 9>"$data/.lock"
+flock 9
 
 case "${1:-}" in
   start) start ;;

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, inject, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { brokerContract } from '../../../test/contracts/broker.contract.ts';
 import type { EventStore } from '../../event-store/port.ts';
 import { createSqliteEventStore } from '../../event-store/sqlite/sqlite-event-store.ts';
@@ -35,3 +36,33 @@ if (brokers === '') {
     };
   });
 }
+
+describe.skipIf(brokers === '')('Kafka adapter: what the contract leaves to it', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-kafka-dedupe-'));
+  const store = createSqliteEventStore({ path: path.join(dir, 'events.db') });
+  const broker = createKafkaBroker({ brokers: brokers.split(','), cursors: createEventStorePopCursors(store) });
+  afterAll(async () => {
+    await broker.close();
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a second copy of a popped record (the publisher re-sent it) is skipped, not handed out again', async () => {
+    const topic = `inbound.${randomUUID().slice(0, 8)}`;
+    const record = (n: number, id: string) => ({ topic, key: 'k', value: JSON.stringify({ n }), id });
+    await broker.publish([record(1, 'a'), record(2, 'b')]);
+    expect((await broker.pop(topic, 10)).map((r) => r.id)).toEqual(['a', 'b']);
+    await broker.publish([record(1, 'a'), record(3, 'c'), record(2, 'b')]);
+    const got: string[] = [];
+    const deadline = Date.now() + 10_000;
+    while (got.length < 1 && Date.now() < deadline) got.push(...(await broker.pop(topic, 10)).map((r) => r.id!));
+    expect(got).toEqual(['c']);
+    expect(await broker.pop(topic, 10)).toEqual([]);
+    expect(await broker.depth(topic)).toBe(0);
+    const { events } = await store.readStream(`popcursor-${topic}`);
+    expect(events.map((e) => e.data)).toEqual([
+      { topic, partitions: [{ partition: 0, popped: ['0', '1'], skipped: [] }], ids: ['a', 'b'] },
+      { topic, partitions: [{ partition: 0, popped: ['3'], skipped: ['2', '4'] }], ids: ['c'] },
+    ]);
+  });
+});
