@@ -16,7 +16,8 @@ const script = fileURLToPath(new URL('../../scripts/kafka-local.sh', import.meta
 /**
  * One Kafka per test run: `KAFKA_BROKERS` when set, otherwise the project's own single-node broker
  * from Apache Kafka's jars (scripts/kafka-local.sh), started here and stopped at the end if this
- * run started it. (Where a Docker engine runs, `KAFKA_BROKERS` can point at `docker compose up kafka`.)
+ * run started it. Where a Docker engine runs, `docker compose up -d kafka` and KAFKA_BROKERS=127.0.0.1:29092
+ * use the compose file's Kafka instead.
  * With CI=true a broker that cannot be had fails the run; elsewhere the Kafka suites skip and say why.
  */
 export default async function setup(project: TestProject) {
