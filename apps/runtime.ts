@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { metricsRoute } from './api/routes/metrics.ts';
 import path from 'node:path';
 import { defaultDeliveryPolicy } from '../domain/outbound/delivery.ts';
 import type { Consumer } from '../infra/broker/port.ts';
@@ -8,6 +9,7 @@ import { createReadModels } from '../projections/read-models.ts';
 import { buildAccountApp } from './account/app.ts';
 import { RateLimiter } from './api/rate-limiter.ts';
 import { startDeliveryWorker } from './delivery/delivery-worker.ts';
+import { startEventTopicsPublisher } from './delivery/event-topics.ts';
 import { startPublisher } from './delivery/publisher.ts';
 import { httpForwarder, inProcessForwarder } from './dashboard/forwarder.ts';
 import { startProvisioner } from './gateway/provisioner.ts';
@@ -18,6 +20,7 @@ import type { Config } from './shared/config.ts';
 import { openConnectors, type Connectors } from './shared/connectors.ts';
 import type { RelayContext } from './shared/context.ts';
 import { createLogger } from './shared/logger.ts';
+import { createMetrics } from './shared/metrics.ts';
 import { openBroker, openEventStore } from './shared/open-stores.ts';
 import { startProjectionRunner } from './shared/projection-runner.ts';
 import { VERSION } from './shared/version.ts';
@@ -34,6 +37,12 @@ export const openContext = async (config: Config, log = createLogger(config.LOG_
     file: path.join(config.dataDir, `read-models.${config.EVENT_STORE}.json`),
     everyMs: 30_000,
   });
+  const deliveryPolicy = {
+    ...defaultDeliveryPolicy,
+    maxAttempts: config.DELIVERY_MAX_ATTEMPTS,
+    baseDelayMs: config.DELIVERY_BACKOFF_BASE_MS,
+    factor: config.DELIVERY_BACKOFF_FACTOR,
+  };
   return {
     config,
     version: VERSION,
@@ -43,12 +52,8 @@ export const openContext = async (config: Config, log = createLogger(config.LOG_
     models,
     projections,
     secrets: createSecretBox(resolveSecretKey(config.RELAY_SECRET_KEY, config.dataDir)),
-    deliveryPolicy: {
-      ...defaultDeliveryPolicy,
-      maxAttempts: config.DELIVERY_MAX_ATTEMPTS,
-      baseDelayMs: config.DELIVERY_BACKOFF_BASE_MS,
-      factor: config.DELIVERY_BACKOFF_FACTOR,
-    },
+    deliveryPolicy,
+    metrics: createMetrics({ store, broker, deliveryPolicy }),
   };
 };
 
@@ -90,6 +95,8 @@ export const startRelay = async (config: Config, role: Role): Promise<RunningRel
     }
     if (has('delivery')) {
       subscriptions.push(await startPublisher(ctx.store, ctx.broker, ctx.log));
+      // Analytics consumers subscribe to Kafka's events.<category>; nobody outside reads the embedded log.
+      if (config.BROKER === 'kafka') subscriptions.push(await startEventTopicsPublisher(ctx.store, ctx.broker, ctx.log));
       consumers.push(
         await startDeliveryWorker({
           store: ctx.store,
@@ -97,6 +104,7 @@ export const startRelay = async (config: Config, role: Role): Promise<RunningRel
           apps: ctx.models.apps,
           connectors: connectors!.byMessenger,
           policy: ctx.deliveryPolicy,
+          metrics: ctx.metrics,
           log: ctx.log.child({ component: 'delivery' }),
         }),
       );
@@ -108,6 +116,10 @@ export const startRelay = async (config: Config, role: Role): Promise<RunningRel
       server = await buildServer(ctx, { limiter, forwardToAccount, accountDocs: () => account!.swagger() });
     } else if (role === 'account') {
       server = account;
+    } else {
+      // The delivery and gateway roles serve only their metrics, for the operator's scraper.
+      server = Fastify({ logger: false });
+      await server.register(metricsRoute(ctx.metrics));
     }
     if (server) await server.listen({ port: config.PORT, host: config.HOST });
   } catch (error) {

@@ -2,6 +2,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { publicApi } from './api/app.ts';
 import type { RateLimiter } from './api/rate-limiter.ts';
+import { metricsRoute } from './api/routes/metrics.ts';
 import { ACCOUNT_PREFIX } from './account/app.ts';
 import type { Forwarder } from './dashboard/forwarder.ts';
 import { dashboardProxy } from './dashboard/proxy.ts';
@@ -11,8 +12,9 @@ import { securityHeaders } from './shared/security-headers.ts';
 
 /**
  * The HTTP face of Relay: the public API under `/api/v1`, the dashboard proxy under
- * `/dashboard/api/dashboard`, the OpenAPI documents under `/docs`. Every answer carries the
- * security headers; errors are `{ "error": string }` outside the dashboard prefix.
+ * `/dashboard/api/dashboard`, the OpenAPI documents under `/docs`, Prometheus metrics at
+ * `/metrics`. Every answer carries the security headers; errors are `{ "error": string }` outside
+ * the dashboard prefix.
  */
 export const buildServer = async (
   ctx: RelayContext,
@@ -47,9 +49,14 @@ export const buildServer = async (
     done();
   });
 
-  // One line per answered request, built only when info is enabled.
+  // One line per answered request, built only when info is enabled, and its duration in the histogram.
   const log = ctx.log.child({ component: 'http' });
+  const durations = ctx.metrics.httpRequestDuration;
   app.addHook('onResponse', (request, reply, done) => {
+    durations.observe(
+      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: reply.statusCode },
+      reply.elapsedTime / 1000,
+    );
     if (log.isLevelEnabled('info')) {
       log.info(
         { reqId: request.id, method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
@@ -74,6 +81,7 @@ export const buildServer = async (
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'Not found' }));
 
   await registerApiDocs(app as unknown as FastifyInstance, ctx.version, options.accountDocs);
+  await app.register(metricsRoute(ctx.metrics));
   await app.register(publicApi(ctx, options.limiter), { prefix: '/api/v1' });
   await app.register(dashboardProxy({ forward: options.forwardToAccount, timeoutMs: ctx.config.DASHBOARD_TIMEOUT_MS }), {
     prefix: ACCOUNT_PREFIX,

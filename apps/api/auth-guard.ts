@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RelayContext } from '../shared/context.ts';
+import type { RateLimitKind } from '../shared/metrics.ts';
 import { authenticate } from './authenticate.ts';
 import type { CredentialView } from '../../projections/credentials/credentials-projection.ts';
 
@@ -46,10 +47,12 @@ export const requireCaller = (
   }
 };
 
-/** A 429 per the interface: remaining 0 and the window's end in epoch ms. */
-export const sendRateLimited = (reply: FastifyReply, resetAt: number) =>
-  reply
+/** A 429 per the interface: remaining 0 and the window's end in epoch ms. Counted per kind. */
+export const sendRateLimited = (ctx: RelayContext, kind: RateLimitKind, reply: FastifyReply, resetAt: number) => {
+  ctx.metrics.rateLimitRejections.inc({ kind });
+  return reply
     .code(429)
     .header('X-RateLimit-Remaining', '0')
     .header('X-RateLimit-Reset', String(resetAt))
     .send({ error: 'Rate limit exceeded' });
+};

@@ -3,6 +3,7 @@ import { decideSendMessages, sendBatchStreamName } from '../../domain/outbound/s
 import type { OutboundMessage } from '../../domain/outbound/message.ts';
 import { validateSendItem, type FailedMessage, type SendMessageInput } from '../../domain/outbound/validate.ts';
 import { isDomainError } from '../../domain/shared/errors.ts';
+import { MESSENGERS } from '../../domain/shared/messengers.ts';
 import type { RelayContext } from '../shared/context.ts';
 import { newId } from '../shared/ids.ts';
 import type { Caller } from './auth-guard.ts';
@@ -43,4 +44,14 @@ export const enqueueMessages = async (ctx: RelayContext, caller: Caller, message
     decision.map((e) => ({ type: e.type, data: e.data, metadata: { actor: `credential:${caller.credential.credentialId}`, correlationId: batchId } })),
     { expectedVersion: 'no_stream' },
   );
+  countAccepted(ctx, messages);
+};
+
+/** One increment per messenger present in the batch. */
+const countAccepted = (ctx: RelayContext, messages: readonly OutboundMessage[]) => {
+  for (const messenger of MESSENGERS) {
+    let count = 0;
+    for (const message of messages) if (message.messenger === messenger) count++;
+    if (count > 0) ctx.metrics.messagesAccepted.inc({ messenger }, count);
+  }
 };

@@ -6,6 +6,7 @@ import type { EventStore } from '../../infra/event-store/port.ts';
 import type { MessengerConnector } from '../../infra/messenger/port.ts';
 import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
 import { handleCommand } from '../shared/command-handler.ts';
+import type { RelayMetrics } from '../shared/metrics.ts';
 import type { OutboundRecord } from './outbound-record.ts';
 
 export const DELIVERY_GROUP = 'delivery';
@@ -16,6 +17,7 @@ export interface DeliveryWorkerDeps {
   apps: AppsProjection;
   connectors: ReadonlyMap<Messenger, MessengerConnector>;
   policy: DeliveryPolicy;
+  metrics: RelayMetrics;
   log: Logger;
 }
 
@@ -70,6 +72,13 @@ export const deliverRecord = async (deps: DeliveryWorkerDeps, record: ConsumedRe
     { actor: 'system:delivery', correlationId: value.message.messageId },
   );
   if (!result.ok) throw new Error(result.error.message);
+  // Only the outcome appended now: a skipped duplicate appends nothing.
+  const messenger = value.message.messenger;
+  for (const event of result.events) {
+    if (event.type === 'MessageDelivered') deps.metrics.messagesDelivered.inc({ messenger });
+    else if (event.type === 'DeliveryAttemptFailed') deps.metrics.messagesFailed.inc({ messenger });
+    else deps.metrics.messagesAbandoned.inc({ messenger });
+  }
 };
 
 export const startDeliveryWorker = (deps: DeliveryWorkerDeps): Promise<Consumer> =>

@@ -61,10 +61,13 @@ export const topicsFor = (event: RecordedEvent): string[] => {
   return e.type === 'AppCreated' ? [topics.inbound(e.data.appId)] : [];
 };
 
+/** The events the publisher reads (its checkpoint moves only over these). */
+export const PUBLISHER_FILTER = { categories: ['sendbatch', 'outbound', 'inbound', 'app'] } as const;
+
 export const startPublisher = (store: EventStore, broker: Broker, log: Logger): Promise<CheckpointedSubscription> =>
   startCheckpointedSubscription(store, {
     name: PUBLISHER_CHECKPOINT,
-    filter: { categories: ['sendbatch', 'outbound', 'inbound', 'app'] },
+    filter: PUBLISHER_FILTER,
     // A send batch event carries up to 50 messages: small batches keep each publish short.
     batchSize: 20,
     log: log.child({ component: 'publisher' }),

@@ -5,9 +5,10 @@ import type { SecretBox } from '../../infra/crypto/secret-box.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
 import type { ReadModels } from '../../projections/read-models.ts';
 import type { Config } from './config.ts';
+import type { RelayMetrics } from './metrics.ts';
 import type { ProjectionRunner } from './projection-runner.ts';
 
-/** What the roles of a Relay process share: stores, read models and settings. */
+/** What the roles of a Relay process share: stores, read models, settings and metrics. */
 export interface RelayContext {
   readonly config: Config;
   readonly version: string;
@@ -18,4 +19,5 @@ export interface RelayContext {
   readonly projections: ProjectionRunner;
   readonly secrets: SecretBox;
   readonly deliveryPolicy: DeliveryPolicy;
+  readonly metrics: RelayMetrics;
 }

@@ -44,7 +44,7 @@ export const pollRoute =
         if (typeof limit !== 'number') return reply.code(400).send(limit);
         if (caller.appIds.length === 0) return reply.code(401).send({ error: AUTH_ERRORS.noApps });
         const decision = limiter.consume(`poll:${caller.credential.credentialId}`, 1, ctx.config.RATE_LIMIT_POLL_PER_MIN);
-        if (!decision.allowed) return sendRateLimited(reply, decision.resetAt);
+        if (!decision.allowed) return sendRateLimited(ctx, 'poll', reply, decision.resetAt);
         let messages;
         try {
           messages = await popRoundRobin(ctx.broker, caller.appIds, limit);
@@ -52,6 +52,8 @@ export const pollRoute =
           request.log.error({ err: error }, 'poll failed');
           return reply.code(503).send({ error: POLL_ERRORS.storeFailed });
         }
+        ctx.metrics.pollRequests.inc();
+        if (messages.length > 0) ctx.metrics.pollPopped.inc(messages.length);
         return reply
           .code(200)
           .header('X-RateLimit-Remaining', String(decision.remaining))

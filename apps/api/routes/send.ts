@@ -58,7 +58,7 @@ export const sendRoute =
           return reply.code(400).send({ error: SEND_BATCH_ERRORS.noneAccepted, ...body([], failed) });
         }
         const decision = limiter.consume(bucket, items.length, limit);
-        if (!decision.allowed) return sendRateLimited(reply, decision.resetAt);
+        if (!decision.allowed) return sendRateLimited(ctx, 'send', reply, decision.resetAt);
         try {
           await enqueueMessages(ctx, caller, accepted);
         } catch (error) {

@@ -15,7 +15,7 @@ export const verifyRoute =
         if (!caller) return reply;
         if (caller.appIds.length === 0) return reply.code(401).send({ error: AUTH_ERRORS.noApps });
         const decision = limiter.consume(`verify:${caller.credential.credentialId}`, 1, ctx.config.RATE_LIMIT_VERIFY_PER_MIN);
-        if (!decision.allowed) return sendRateLimited(reply, decision.resetAt);
+        if (!decision.allowed) return sendRateLimited(ctx, 'verify', reply, decision.resetAt);
         return reply.code(200).send({ valid: true as const, appIds: caller.appIds });
       },
     );

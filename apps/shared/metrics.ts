@@ -1,0 +1,138 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { DeliveryPolicy } from '../../domain/outbound/delivery.ts';
+import { MESSENGERS } from '../../domain/shared/messengers.ts';
+import type { Broker } from '../../infra/broker/port.ts';
+import type { EventStore } from '../../infra/event-store/port.ts';
+import { DELIVERY_GROUP, deliveryTopics } from '../delivery/delivery-worker.ts';
+import { PUBLISHER_CHECKPOINT, PUBLISHER_FILTER } from '../delivery/publisher.ts';
+
+export const METRICS_PREFIX = 'relay_';
+export const RATE_LIMIT_KINDS = ['send', 'poll', 'verify'] as const;
+export type RateLimitKind = (typeof RATE_LIMIT_KINDS)[number];
+
+/** The Prometheus metrics of one Relay process, on a registry of its own (not prom-client's global one). */
+export interface RelayMetrics {
+  readonly registry: Registry;
+  /** Seconds per answered HTTP request; `route` is the route pattern, `unmatched` without one. */
+  readonly httpRequestDuration: Histogram<'method' | 'route' | 'status_code'>;
+  /** Messages of send batches appended to the event store. */
+  readonly messagesAccepted: Counter<'messenger'>;
+  /** Recorded delivery outcomes (duplicates of a known outcome are not counted). */
+  readonly messagesDelivered: Counter<'messenger'>;
+  readonly messagesFailed: Counter<'messenger'>;
+  readonly messagesAbandoned: Counter<'messenger'>;
+  /** Polls answered 200, and the messages they returned. */
+  readonly pollRequests: Counter;
+  readonly pollPopped: Counter;
+  readonly rateLimitRejections: Counter<'kind'>;
+}
+
+export interface MetricsSources {
+  readonly store: EventStore;
+  readonly broker: Broker;
+  readonly deliveryPolicy: DeliveryPolicy;
+  /** Bound of each scrape-time query of the stores. Default 1000 ms. */
+  readonly collectTimeoutMs?: number;
+}
+
+/** Rejects when `work` has not settled within `ms`. */
+const within = <T>(ms: number, work: Promise<T>): Promise<T> => {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    timer.unref();
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+};
+
+/** The publisher's lag is counted event by event, up to this many. */
+const LAG_COUNT_CAP = 10_000;
+
+type BrokerSample = { ok: true; depths: number[] } | { ok: false };
+
+export const createMetrics = ({ store, broker, deliveryPolicy, collectTimeoutMs = 1000 }: MetricsSources): RelayMetrics => {
+  const registry = new Registry();
+  const registers = [registry];
+  collectDefaultMetrics({ register: registry, prefix: METRICS_PREFIX });
+
+  const perMessenger = (name: string, help: string) => {
+    const counter = new Counter({ name: `${METRICS_PREFIX}${name}`, help, labelNames: ['messenger'] as const, registers });
+    for (const messenger of MESSENGERS) counter.inc({ messenger }, 0);
+    return counter;
+  };
+
+  const lagTopics = deliveryTopics(deliveryPolicy);
+  // The lag and readiness gauges collect concurrently within one scrape: they share one sample.
+  let sampling: Promise<BrokerSample> | undefined;
+  const sampleBroker = () =>
+    (sampling ??= within(collectTimeoutMs, Promise.all(lagTopics.map((topic) => broker.depth(topic, DELIVERY_GROUP))))
+      .then((depths): BrokerSample => ({ ok: true, depths }))
+      .catch((): BrokerSample => ({ ok: false }))
+      .finally(() => (sampling = undefined)));
+
+  new Gauge({
+    name: `${METRICS_PREFIX}consumer_lag`,
+    help: 'Records not yet consumed by the consumer group, per topic (sampled at scrape time)',
+    labelNames: ['group', 'topic'] as const,
+    registers,
+    async collect() {
+      const sample = await sampleBroker();
+      this.reset();
+      if (sample.ok) lagTopics.forEach((topic, i) => this.set({ group: DELIVERY_GROUP, topic }, sample.depths[i]!));
+    },
+  });
+  new Gauge({
+    name: `${METRICS_PREFIX}broker_ready`,
+    help: '1 while the broker is reachable, else 0',
+    registers,
+    async collect() {
+      const sample = await sampleBroker();
+      this.set(sample.ok && broker.isReady() ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: `${METRICS_PREFIX}publisher_checkpoint_lag`,
+    help: `Events the publisher has yet to move to the broker (sampled at scrape time; counted up to ${LAG_COUNT_CAP})`,
+    registers,
+    async collect() {
+      try {
+        const pending = await within(
+          collectTimeoutMs,
+          (async () => {
+            const after = (await store.readCheckpoint(PUBLISHER_CHECKPOINT)) ?? 0n;
+            return (await store.readAll({ after, filter: PUBLISHER_FILTER, limit: LAG_COUNT_CAP })).length;
+          })(),
+        );
+        this.set(pending);
+      } catch {
+        this.remove();
+      }
+    },
+  });
+
+  const rateLimitRejections = new Counter({
+    name: `${METRICS_PREFIX}rate_limit_rejections_total`,
+    help: 'Requests answered 429',
+    labelNames: ['kind'] as const,
+    registers,
+  });
+  for (const kind of RATE_LIMIT_KINDS) rateLimitRejections.inc({ kind }, 0);
+
+  return {
+    registry,
+    httpRequestDuration: new Histogram({
+      name: `${METRICS_PREFIX}http_request_duration_seconds`,
+      help: 'Duration of answered HTTP requests',
+      labelNames: ['method', 'route', 'status_code'] as const,
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    }),
+    messagesAccepted: perMessenger('messages_accepted_total', 'Messages accepted by send (appended to the event store)'),
+    messagesDelivered: perMessenger('messages_delivered_total', 'Messages delivered to the messenger'),
+    messagesFailed: perMessenger('messages_failed_total', 'Delivery attempts that failed'),
+    messagesAbandoned: perMessenger('messages_abandoned_total', 'Messages given up on (permanent failure or attempts exhausted)'),
+    pollRequests: new Counter({ name: `${METRICS_PREFIX}poll_requests_total`, help: 'Polls answered 200', registers }),
+    pollPopped: new Counter({ name: `${METRICS_PREFIX}poll_popped_total`, help: 'Messages returned by poll', registers }),
+    rateLimitRejections,
+  };
+};
