@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setImmediate } from 'node:timers/promises';
 import { Kafka, logLevel, Partitioners, type Admin, type LogEntry, type Producer } from 'kafkajs';
 import pino, { type Logger } from 'pino';
 import { BrokerUnavailableError, type Broker, type ConsumedRecord, type Consumer, type OutgoingRecord } from '../port.ts';
@@ -280,7 +281,14 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
         return tracked;
       }),
 
-    pop: (topic, max) => guarded('pop', () => serialised(k(topic), () => pop(k(topic), max))),
+    pop: (topic, max) =>
+      guarded('pop', async () => {
+        const popped = await serialised(k(topic), () => pop(k(topic), max));
+        // An empty pop may have settled without I/O: give the event loop a turn, so that a caller
+        // popping in a loop cannot starve the tail's fetches.
+        if (popped.length === 0) await setImmediate();
+        return popped;
+      }),
 
     depth: (portName, groupId) =>
       guarded('depth', async () => {
