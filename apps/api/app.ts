@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { RelayContext } from '../shared/context.ts';
 import type { RateLimiter } from './rate-limiter.ts';
+import { eventsRoute } from './routes/events.ts';
 import { healthRoute } from './routes/health.ts';
 import { pollRoute } from './routes/poll.ts';
 import { sendRoute } from './routes/send.ts';
@@ -14,4 +15,5 @@ export const publicApi =
     await app.register(verifyRoute(ctx, limiter));
     await app.register(sendRoute(ctx, limiter));
     await app.register(pollRoute(ctx, limiter));
+    await app.register(eventsRoute(ctx, limiter));
   };

@@ -56,7 +56,12 @@ export const decide = (command: CredentialCommand, state: CredentialState): Deci
       return [
         {
           type: 'CredentialDeleted',
-          data: { credentialId: state.credential.credentialId, userId: state.credential.userId, deletedAt: command.data.now.toISOString() },
+          data: {
+            credentialId: state.credential.credentialId,
+            userId: state.credential.userId,
+            appIds: [...state.credential.appIds],
+            deletedAt: command.data.now.toISOString(),
+          },
         },
       ];
     }

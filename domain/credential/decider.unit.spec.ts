@@ -85,12 +85,12 @@ describe('credential decider', () => {
     spec
       .given([created])
       .when({ type: 'DeleteCredential', data: { userId: 'usr_1', now } })
-      .then([{ type: 'CredentialDeleted', data: { credentialId: 'cred_1', userId: 'usr_1', deletedAt: now.toISOString() } }]));
+      .then([{ type: 'CredentialDeleted', data: { credentialId: 'cred_1', userId: 'usr_1', appIds: ['app_1'], deletedAt: now.toISOString() } }]));
 
   it("does not delete another user's credential, nor twice", () => {
     spec.given([created]).when({ type: 'DeleteCredential', data: { userId: 'usr_2', now } }).thenFails('not_found');
     spec
-      .given([created, { type: 'CredentialDeleted', data: { credentialId: 'cred_1', userId: 'usr_1', deletedAt: now.toISOString() } }])
+      .given([created, { type: 'CredentialDeleted', data: { credentialId: 'cred_1', userId: 'usr_1', appIds: ['app_1'], deletedAt: now.toISOString() } }])
       .when({ type: 'DeleteCredential', data: { userId: 'usr_1', now } })
       .thenFails('not_found');
   });

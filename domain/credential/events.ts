@@ -20,4 +20,4 @@ export interface CredentialRecord {
 
 export type CredentialEvent =
   | { type: 'CredentialCreated'; data: CredentialRecord }
-  | { type: 'CredentialDeleted'; data: { credentialId: string; userId: string; deletedAt: string } };
+  | { type: 'CredentialDeleted'; data: { credentialId: string; userId: string; appIds: string[]; deletedAt: string } };

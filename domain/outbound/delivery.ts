@@ -34,16 +34,18 @@ export const decide = (command: RecordAttempt, state: DeliveryState): Decision<D
   // A re-delivered record whose outcome is already known changes nothing (at-least-once consumers).
   if (state.finished || attempt <= state.attemptsRecorded) return [];
   const at = now.toISOString();
-  const { messageId } = message;
-  if (outcome.ok) return [{ type: 'MessageDelivered', data: { messageId, attempt, deliveredAt: at } }];
+  const { messageId, appId, messenger } = message;
+  if (outcome.ok) return [{ type: 'MessageDelivered', data: { messageId, appId, messenger, attempt, deliveredAt: at } }];
   const last = outcome.permanent || attempt >= policy.maxAttempts;
   if (last) {
     return [
-      { type: 'DeliveryAttemptFailed', data: { messageId, attempt, reason: outcome.reason, permanent: outcome.permanent, failedAt: at } },
+      { type: 'DeliveryAttemptFailed', data: { messageId, appId, messenger, attempt, reason: outcome.reason, permanent: outcome.permanent, failedAt: at } },
       {
         type: 'MessageAbandoned',
         data: {
           messageId,
+          appId,
+          messenger,
           attempts: attempt,
           reason: outcome.permanent ? outcome.reason : `Gave up after ${attempt} attempts: ${outcome.reason}`,
           abandonedAt: at,
@@ -56,7 +58,7 @@ export const decide = (command: RecordAttempt, state: DeliveryState): Decision<D
   return [
     {
       type: 'DeliveryAttemptFailed',
-      data: { messageId, attempt, reason: outcome.reason, permanent: false, failedAt: at, retry: { attempt: attempt + 1, dueAt, message } },
+      data: { messageId, appId, messenger, attempt, reason: outcome.reason, permanent: false, failedAt: at, retry: { attempt: attempt + 1, dueAt, message } },
     },
   ];
 };

@@ -14,6 +14,8 @@ const failed = (attempt: number, retry: boolean): DeliveryEvent => ({
   type: 'DeliveryAttemptFailed',
   data: {
     messageId: 'm1',
+    appId: 'app_1',
+    messenger: 'signal',
     attempt,
     reason: 'connector down',
     permanent: false,
@@ -32,7 +34,7 @@ describe('delivery decider', () => {
     spec
       .given([])
       .when({ type: 'RecordAttempt', data: { message, attempt: 1, outcome: { ok: true }, policy, now } })
-      .then([{ type: 'MessageDelivered', data: { messageId: 'm1', attempt: 1, deliveredAt: at } }]));
+      .then([{ type: 'MessageDelivered', data: { messageId: 'm1', appId: 'app_1', messenger: 'signal', attempt: 1, deliveredAt: at } }]));
 
   it('schedules a retry after a first failure', () =>
     spec.given([]).when({ type: 'RecordAttempt', data: { message, attempt: 1, outcome: fail, policy, now } }).then([failed(1, true)]));
@@ -43,7 +45,7 @@ describe('delivery decider', () => {
       .when({ type: 'RecordAttempt', data: { message, attempt: 3, outcome: fail, policy, now } })
       .then([
         failed(3, false),
-        { type: 'MessageAbandoned', data: { messageId: 'm1', attempts: 3, reason: 'Gave up after 3 attempts: connector down', abandonedAt: at, message } },
+        { type: 'MessageAbandoned', data: { messageId: 'm1', appId: 'app_1', messenger: 'signal', attempts: 3, reason: 'Gave up after 3 attempts: connector down', abandonedAt: at, message } },
       ]));
 
   it('abandons at once on a permanent failure (a contact id the messenger rejects)', () =>
@@ -51,14 +53,14 @@ describe('delivery decider', () => {
       .given([])
       .when({ type: 'RecordAttempt', data: { message, attempt: 1, outcome: { ok: false, permanent: true, reason: 'Invalid contactId' }, policy, now } })
       .then([
-        { type: 'DeliveryAttemptFailed', data: { messageId: 'm1', attempt: 1, reason: 'Invalid contactId', permanent: true, failedAt: at } },
-        { type: 'MessageAbandoned', data: { messageId: 'm1', attempts: 1, reason: 'Invalid contactId', abandonedAt: at, message } },
+        { type: 'DeliveryAttemptFailed', data: { messageId: 'm1', appId: 'app_1', messenger: 'signal', attempt: 1, reason: 'Invalid contactId', permanent: true, failedAt: at } },
+        { type: 'MessageAbandoned', data: { messageId: 'm1', appId: 'app_1', messenger: 'signal', attempts: 1, reason: 'Invalid contactId', abandonedAt: at, message } },
       ]));
 
   it('ignores a re-delivered attempt whose outcome is known', () => {
     spec.given([failed(1, true)]).when({ type: 'RecordAttempt', data: { message, attempt: 1, outcome: { ok: true }, policy, now } }).thenNothingHappens();
     spec
-      .given([{ type: 'MessageDelivered', data: { messageId: 'm1', attempt: 1, deliveredAt: at } }])
+      .given([{ type: 'MessageDelivered', data: { messageId: 'm1', appId: 'app_1', messenger: 'signal', attempt: 1, deliveredAt: at } }])
       .when({ type: 'RecordAttempt', data: { message, attempt: 2, outcome: fail, policy, now } })
       .thenNothingHappens();
   });

@@ -6,13 +6,18 @@ export type SendBatchEvent = {
   data: { batchId: string; credentialId: string; userId: string; messages: OutboundMessage[]; acceptedAt: string };
 };
 
-/** On stream `outbound-<messageId>`: the outcome of each delivery attempt. */
+/**
+ * On stream `outbound-<messageId>`: the outcome of each delivery attempt. Each names the message's
+ * app and messenger, so that an app's history can be read without the send batch.
+ */
 export type DeliveryEvent =
-  | { type: 'MessageDelivered'; data: { messageId: string; attempt: number; deliveredAt: string } }
+  | { type: 'MessageDelivered'; data: { messageId: string; appId: string; messenger: string; attempt: number; deliveredAt: string } }
   | {
       type: 'DeliveryAttemptFailed';
       data: {
         messageId: string;
+        appId: string;
+        messenger: string;
         attempt: number;
         reason: string;
         permanent: boolean;
@@ -21,4 +26,7 @@ export type DeliveryEvent =
         retry?: { attempt: number; dueAt: string; message: OutboundMessage };
       };
     }
-  | { type: 'MessageAbandoned'; data: { messageId: string; attempts: number; reason: string; abandonedAt: string; message: OutboundMessage } };
+  | {
+      type: 'MessageAbandoned';
+      data: { messageId: string; appId: string; messenger: string; attempts: number; reason: string; abandonedAt: string; message: OutboundMessage };
+    };

@@ -18,7 +18,7 @@ describe('OpenAPI documents', () => {
   it('serves the public API’s document, generated from the zod schemas, with a UI', async () => {
     const doc = (await (await fetch(`${relay.url}/docs/json`)).json()) as any;
     expect(doc.openapi).toMatch(/^3\./);
-    expect(Object.keys(doc.paths).sort()).toEqual(['/api/v1/auth/verify', '/api/v1/health', '/api/v1/messages/poll', '/api/v1/messages/send']);
+    expect(Object.keys(doc.paths).sort()).toEqual(['/api/v1/auth/verify', '/api/v1/events', '/api/v1/health', '/api/v1/messages/poll', '/api/v1/messages/send']);
     expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(['SendMessageInput', 'PolledMessage', 'FailedMessage']));
     const ui = await fetch(`${relay.url}/docs`);
     expect(ui.status).toBe(200);
