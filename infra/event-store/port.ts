@@ -28,6 +28,11 @@ export interface NewEvent<Type extends string = string, Data = unknown> {
   readonly type: Type;
   readonly data: Data;
   readonly metadata?: EventMetadata;
+  /**
+   * When the event happened, for an import of history from another store (`relay events copy`).
+   * Absent (always, outside imports): the store records the commit time. Millisecond precision.
+   */
+  readonly recordedAt?: Date;
 }
 
 export interface RecordedEvent<Type extends string = string, Data = unknown> {
@@ -124,6 +129,8 @@ export interface EventStore {
   /** Named checkpoints for subscribers (publisher, projections, ...). */
   readCheckpoint(name: string): Promise<bigint | undefined>;
   storeCheckpoint(name: string, position: bigint): Promise<void>;
+  /** Every named checkpoint, by name (for a copy of the store). */
+  listCheckpoints(): Promise<Map<string, bigint>>;
   /** Throws if the store cannot be reached (used by health). */
   ping(): Promise<void>;
   /**

@@ -147,6 +147,24 @@ export function eventStoreContract(name: string, factory: () => Promise<EventSto
         expect(dataOf((await store.readStream('order-2')).events)).toEqual(shapes);
       });
 
+      it('records the commit time, or the time an imported event carries (ms precision)', async () => {
+        const before = Date.now();
+        await store.appendToStream('order-3', numbered(1));
+        const after = Date.now();
+        const imported = new Date('2024-02-29T23:59:58.123Z');
+        await store.appendToStream('order-3', [{ ...event('Imported', { n: 2 }), recordedAt: imported }, event('Fresh', { n: 3 })]);
+        const [first, second, third] = (await store.readStream('order-3')).events;
+        // PostgreSQL's now() is the transaction start: allow the clock's millisecond rounding.
+        expect(first!.recordedAt.getTime()).toBeGreaterThanOrEqual(before - 1);
+        expect(first!.recordedAt.getTime()).toBeLessThanOrEqual(after + 1);
+        expect(second!.recordedAt.toISOString()).toBe('2024-02-29T23:59:58.123Z');
+        expect(third!.recordedAt.getTime()).toBeGreaterThanOrEqual(before - 1);
+        const [readBack] = await store.readAll({ filter: { until: new Date('2024-03-01T00:00:00.000Z') } });
+        expect(readBack).toMatchObject({ type: 'Imported', streamName: 'order-3', streamVersion: 2n });
+        await expect(store.appendToStream('order-3', [{ ...event('Bad', {}), recordedAt: new Date(Number.NaN) }])).rejects.toBeInstanceOf(RangeError);
+        expect((await store.readStream('order-3')).version).toBe(3n);
+      });
+
       it('keeps streams apart', async () => {
         await store.appendToStream('order-1', numbered(1));
         await store.appendToStream('order-2', numbered(2, 3));
@@ -421,6 +439,19 @@ export function eventStoreContract(name: string, factory: () => Promise<EventSto
         expect(await store.readCheckpoint('projection:inbox')).toBe(2n ** 60n);
         expect(await store.readCheckpoint('publisher')).toBe(3n);
       });
+
+      it('lists every checkpoint by name', async () => {
+        expect(await store.listCheckpoints()).toEqual(new Map());
+        await store.storeCheckpoint('publisher', 5n);
+        await store.storeCheckpoint('event-topics', 2n ** 60n);
+        await store.storeCheckpoint('publisher', 7n);
+        expect(await store.listCheckpoints()).toEqual(
+          new Map([
+            ['event-topics', 2n ** 60n],
+            ['publisher', 7n],
+          ]),
+        );
+      });
     });
 
     describe('lifecycle', () => {
@@ -438,6 +469,7 @@ export function eventStoreContract(name: string, factory: () => Promise<EventSto
           () => store.headPosition(),
           () => store.readCheckpoint('x'),
           () => store.storeCheckpoint('x', 1n),
+          () => store.listCheckpoints(),
         ];
         for (const use of uses) await expect(use()).rejects.toBeInstanceOf(EventStoreUnavailableError);
         expect(() => store.subscribe({ after: 0n, handler: () => undefined })).toThrow(EventStoreUnavailableError);

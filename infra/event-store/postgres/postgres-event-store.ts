@@ -160,6 +160,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
           type: event.type,
           data: event.data ?? null,
           metadata: event.metadata ?? {},
+          ...(event.recordedAt === undefined ? {} : { recordedAt: isoTime(event.recordedAt) }),
         })),
       );
       let row: { ok: boolean; version: string; last_position: string };
@@ -207,6 +208,11 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
 
     async storeCheckpoint(name, position) {
       await query(sql.storeCheckpoint, [name, String(position)]);
+    },
+
+    async listCheckpoints() {
+      const rows = await query<{ name: string; position: string }>(sql.listCheckpoints, []);
+      return new Map(rows.map((row) => [row.name, BigInt(row.position)]));
     },
 
     async ping() {
@@ -303,4 +309,9 @@ const toStoreError = (error: unknown): unknown => {
   return new EventStoreUnavailableError(`PostgreSQL event store failure${state ? ` (${state})` : ''}: ${error.message}`, {
     cause: error,
   });
+};
+
+const isoTime = (date: Date): string => {
+  if (Number.isNaN(date.getTime())) throw new RangeError('recordedAt is an invalid Date');
+  return date.toISOString();
 };

@@ -115,9 +115,10 @@ export const appendFunctionSql = (schema: string): string => {
     BEGIN
       PERFORM pg_current_xact_id();
       WITH inserted AS (
-        INSERT INTO ${s}.events (event_id, stream_name, category, stream_version, type, data, metadata)
+        INSERT INTO ${s}.events (event_id, stream_name, category, stream_version, type, data, metadata, recorded_at)
         SELECT x.value->>'id', p_stream, p_category, v_current + x.ordinality, x.value->>'type',
-               x.value->'data', x.value->'metadata'
+               x.value->'data', x.value->'metadata',
+               coalesce((x.value->>'recordedAt')::timestamptz, date_trunc('milliseconds', now()))
           FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x
          ORDER BY x.ordinality
         RETURNING global_position
@@ -164,6 +165,7 @@ export const statements = (schema: string) => {
     safeHead: `SELECT ${safeHeadSql(s)} AS head`,
     committedHead: `SELECT coalesce(max(global_position), 0) AS head FROM ${s}.events`,
     readCheckpoint: `SELECT position FROM ${s}.checkpoints WHERE name = $1`,
+    listCheckpoints: `SELECT name, position FROM ${s}.checkpoints ORDER BY name`,
     storeCheckpoint: `INSERT INTO ${s}.checkpoints (name, position) VALUES ($1, $2)
                       ON CONFLICT (name) DO UPDATE SET position = excluded.position`,
   } as const;

@@ -50,6 +50,7 @@ export const sql = {
   readStream: `SELECT ${eventColumns} FROM events WHERE stream_name = ? ORDER BY stream_version`,
   headPosition: 'SELECT coalesce(max(global_position), 0) FROM events',
   readCheckpoint: 'SELECT position FROM checkpoints WHERE name = ?',
+  listCheckpoints: 'SELECT name, position FROM checkpoints ORDER BY name',
   storeCheckpoint: `INSERT INTO checkpoints (name, position) VALUES (?, ?)
                     ON CONFLICT (name) DO UPDATE SET position = excluded.position`,
 } as const;

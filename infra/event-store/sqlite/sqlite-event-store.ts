@@ -59,7 +59,8 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
   const upsertCheckpoint = db.prepare<[string, bigint]>(sql.storeCheckpoint);
   const readAllStatements = new Map<string, Database.Statement<unknown[], EventRow>>();
 
-  type PendingEvent = readonly [id: string, type: string, data: string, metadata: string];
+  const selectCheckpoints = db.prepare<[], { name: string; position: bigint }>(sql.listCheckpoints);
+  type PendingEvent = readonly [id: string, type: string, data: string, metadata: string, recordedAt: number | undefined];
   const append = db.transaction(
     (streamName: string, expected: ExpectedVersion, events: readonly PendingEvent[]): AppendResult => {
       const current = selectStreamVersion.get(streamName) ?? 0n;
@@ -72,9 +73,9 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
       const recordedAt = Date.now();
       let version = current;
       let lastPosition = 0n;
-      for (const [id, type, data, metadata] of events) {
+      for (const [id, type, data, metadata, importedAt] of events) {
         version += 1n;
-        const info = insertEvent.run(id, streamName, category, version, type, data, metadata, recordedAt);
+        const info = insertEvent.run(id, streamName, category, version, type, data, metadata, importedAt ?? recordedAt);
         lastPosition = BigInt(info.lastInsertRowid);
       }
       upsertStream.run(streamName, version);
@@ -120,8 +121,8 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
     const parameters: unknown[] = [after];
     if (upTo !== undefined) parameters.push(upTo);
     parameters.push(...(filter?.categories ?? []), ...(filter?.streams ?? []), ...(filter?.types ?? []));
-    if (filter?.since !== undefined) parameters.push(epochMs(filter.since, 'since'));
-    if (filter?.until !== undefined) parameters.push(epochMs(filter.until, 'until'));
+    if (filter?.since !== undefined) parameters.push(epochMs(filter.since, 'filter.since'));
+    if (filter?.until !== undefined) parameters.push(epochMs(filter.until, 'filter.until'));
     return statement.all(...parameters).map(toRecordedEvent);
   };
 
@@ -218,6 +219,7 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
           event.type,
           JSON.stringify(event.data ?? null),
           JSON.stringify(event.metadata ?? {}),
+          event.recordedAt === undefined ? undefined : epochMs(event.recordedAt, 'recordedAt'),
         ],
       );
       if (pending.length === 0) return guard(() => append.deferred(streamName, expected, pending));
@@ -254,6 +256,10 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
 
     async storeCheckpoint(name, position) {
       await enqueueWrite(() => void upsertCheckpoint.run(name, position));
+    },
+
+    async listCheckpoints() {
+      return new Map(guard(() => selectCheckpoints.all()).map((row) => [row.name, row.position]));
     },
 
     async ping() {
@@ -311,7 +317,7 @@ const toRecordedEvent = (row: EventRow): RecordedEvent => ({
 
 const epochMs = (date: Date, name: string): number => {
   const ms = date.getTime();
-  if (Number.isNaN(ms)) throw new RangeError(`filter.${name} is an invalid Date`);
+  if (Number.isNaN(ms)) throw new RangeError(`${name} is an invalid Date`);
   return ms;
 };
 
