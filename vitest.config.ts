@@ -7,8 +7,9 @@ export default defineConfig({
       { test: { name: 'unit', include: ['**/*.unit.spec.ts'], exclude: ['node_modules/**'] } },
       {
         test: {
+          // Contract suites of the ports, and integration tests of modules on the real stores.
           name: 'contract',
-          include: ['**/*.contract.spec.ts'],
+          include: ['**/*.contract.spec.ts', '**/*.integration.spec.ts'],
           exclude: ['node_modules/**'],
           testTimeout: 30_000,
           hookTimeout: 30_000,
@@ -20,6 +21,8 @@ export default defineConfig({
           name: 'e2e',
           include: ['**/*.e2e.spec.ts'],
           exclude: ['node_modules/**', 'test/e2e/kafka/**'],
+          // events-copy moves a Relay onto PostgreSQL.
+          globalSetup: ['test/support/postgres-global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },

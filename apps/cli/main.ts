@@ -9,6 +9,7 @@ import { createLogger } from '../shared/logger.ts';
 import { VERSION } from '../shared/version.ts';
 import { configFrom, withConfigOptions } from './config-options.ts';
 import { printEvents } from './commands/events.ts';
+import { copyEvents } from './commands/events-copy.ts';
 import { createSession, userIdForEmail } from './commands/session.ts';
 import { parseMessenger, simulateInbound } from './commands/simulate.ts';
 
@@ -152,7 +153,7 @@ withConfigOptions(
   }
 });
 
-withConfigOptions(
+const events = withConfigOptions(
   program
     .command('events')
     .description('print the event history as JSON lines, in global order (for auditors)')
@@ -168,6 +169,21 @@ withConfigOptions(
     await printEvents(ctx.store, options, (line) => process.stdout.write(`${line}\n`));
   }),
 );
+withConfigOptions(
+  events
+    .command('copy')
+    .description(
+      'copy the whole event history into another store (an empty one, or the same target again to resume), ' +
+        'with ids, stream versions, times and checkpoints, and verify both histories are equal; stop Relay for the final run',
+    )
+    .requiredOption('--to <url>', 'the target store: sqlite:<file>, postgres://…[?schema=<name>] or esdb://…')
+    .option('--from <url>', 'the source store (default: the configured one)'),
+).action(async (options: Record<string, unknown>) => {
+  await copyEvents(configFrom(options), { to: String(options.to), ...(options.from !== undefined ? { from: String(options.from) } : {}) }, {
+    out: (line) => process.stdout.write(`${line}\n`),
+    err: (line) => process.stderr.write(`${line}\n`),
+  });
+});
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   process.stderr.write(`relay: ${error instanceof ConfigError || error instanceof Error ? error.message : String(error)}\n`);

@@ -8,19 +8,25 @@ import { createEmbeddedBroker } from '../../infra/broker/embedded/embedded-broke
 import type { EventStore } from '../../infra/event-store/port.ts';
 import { createPostgresEventStore } from '../../infra/event-store/postgres/postgres-event-store.ts';
 import { createSqliteEventStore } from '../../infra/event-store/sqlite/sqlite-event-store.ts';
+import type { SqliteSynchronous } from '../../infra/sqlite/open-sqlite.ts';
 import { ConfigError, type Config } from './config.ts';
+import { configuredStoreLocation, type StoreLocation } from './store-location.ts';
 
 /** Opens the event store that the configuration names. */
-export const openEventStore = (config: Config): EventStore => {
-  switch (config.EVENT_STORE) {
+export const openEventStore = (config: Config): EventStore =>
+  openEventStoreAt(configuredStoreLocation(config), { sqliteSynchronous: config.SQLITE_SYNCHRONOUS });
+
+/** Opens the event store at a location (the configured one, or one given to `relay events copy`). */
+export const openEventStoreAt = (location: StoreLocation, options: { sqliteSynchronous?: SqliteSynchronous } = {}): EventStore => {
+  switch (location.kind) {
     case 'sqlite':
-      fs.mkdirSync(config.dataDir, { recursive: true });
+      fs.mkdirSync(path.dirname(location.file), { recursive: true });
       // 5 ms: commits of other processes (the CLI, other roles) reach subscribers within that.
-      return createSqliteEventStore({ path: path.join(config.dataDir, 'events.db'), synchronous: config.SQLITE_SYNCHRONOUS, pollIntervalMs: 5 });
+      return createSqliteEventStore({ path: location.file, synchronous: options.sqliteSynchronous ?? 'full', pollIntervalMs: 5 });
     case 'postgres':
-      return createPostgresEventStore({ connectionString: config.DATABASE_URL!, schema: config.DATABASE_SCHEMA });
+      return createPostgresEventStore({ connectionString: location.connectionString, schema: location.schema });
     case 'eventstoredb':
-      throw new ConfigError(`Invalid configuration EVENT_STORE=${config.EVENT_STORE}: not available in this version (sqlite or postgres)`);
+      throw new ConfigError('Invalid configuration EVENT_STORE=eventstoredb: not available in this version (sqlite or postgres)');
   }
 };
 
