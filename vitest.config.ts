@@ -28,10 +28,15 @@ export default defineConfig({
         },
       },
       {
-        // The public API's end-to-end suites again, with PostgreSQL as the event store.
+        // The public API's end-to-end suites and the read-model rebuild again, with PostgreSQL as the event store.
         test: {
           name: 'e2e-postgres',
-          include: ['test/e2e/public-api.e2e.spec.ts', 'test/e2e/delivery.e2e.spec.ts', 'test/e2e/crash.e2e.spec.ts'],
+          include: [
+            'test/e2e/public-api.e2e.spec.ts',
+            'test/e2e/delivery.e2e.spec.ts',
+            'test/e2e/crash.e2e.spec.ts',
+            'test/e2e/projections-rebuild.e2e.spec.ts',
+          ],
           env: { RELAY_E2E_EVENT_STORE: 'postgres' },
           globalSetup: ['test/support/postgres-global-setup.ts'],
           testTimeout: 60_000,

@@ -28,13 +28,16 @@ import { VERSION } from './shared/version.ts';
 export const ROLES = ['all', 'api', 'account', 'delivery', 'gateway'] as const;
 export type Role = (typeof ROLES)[number];
 
+/** Where the read models of the configured store are checkpointed (one file per kind of store). */
+export const readModelsSnapshotFile = (config: Config): string => path.join(config.dataDir, `read-models.${config.EVENT_STORE}.json`);
+
 /** Opens the stores, builds the read models from the history, and returns what every role shares. */
 export const openContext = async (config: Config, log = createLogger(config.LOG_LEVEL)): Promise<RelayContext> => {
   const store = openEventStore(config);
   const broker = openBroker(config, store, log);
   const models = createReadModels();
   const projections = await startProjectionRunner(store, models.all, log.child({ component: 'projections' }), {
-    file: path.join(config.dataDir, `read-models.${config.EVENT_STORE}.json`),
+    file: readModelsSnapshotFile(config),
     everyMs: 30_000,
   });
   const deliveryPolicy = {

@@ -10,6 +10,7 @@ import { VERSION } from '../shared/version.ts';
 import { configFrom, withConfigOptions } from './config-options.ts';
 import { printEvents } from './commands/events.ts';
 import { copyEvents } from './commands/events-copy.ts';
+import { runProjectionsRebuild } from './commands/projections.ts';
 import { createSession, userIdForEmail } from './commands/session.ts';
 import { parseMessenger, simulateInbound } from './commands/simulate.ts';
 
@@ -183,6 +184,29 @@ withConfigOptions(
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
   });
+});
+
+const projections = program.command('projections').description('the read models (users, apps, credentials), for auditors');
+withConfigOptions(
+  projections
+    .command('rebuild')
+    .description(
+      'rebuild every read model from event 0 and compare it with the live one (its snapshot and the events after it, ' +
+        'as a starting process builds it); exit code 0 when every read model is equal, 1 when one differs',
+    )
+    .option('--json', 'print the report as one JSON object')
+    .option(
+      '--replace',
+      'after the comparison, write the rebuilt read models as the snapshot the next start uses (stop Relay first); ' +
+        'the exit code still tells whether they differed',
+    ),
+).action(async (options: Record<string, unknown>) => {
+  const equal = await runProjectionsRebuild(
+    configFrom(options),
+    { json: options.json === true, replace: options.replace === true },
+    { out: (line) => process.stdout.write(`${line}\n`), err: (line) => process.stderr.write(`relay: ${line}\n`) },
+  );
+  if (!equal) process.exitCode = 1;
 });
 
 program.parseAsync(process.argv).catch((error: unknown) => {

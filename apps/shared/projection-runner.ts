@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
-import { categoryOf, type EventStore, type Subscription } from '../../infra/event-store/port.ts';
+import type { EventStore, Subscription } from '../../infra/event-store/port.ts';
 import type { Projection } from '../../projections/projection.ts';
+import { applyEvent, categoriesOf } from './projection-feed.ts';
 import { restoreSnapshot, saveSnapshot, type Checkpoint } from './projection-snapshots.ts';
 
 /**
@@ -37,7 +38,7 @@ export const startProjectionRunner = async (
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
   let delay = 50;
-  const categories = [...new Set(projections.flatMap((p) => p.categories))];
+  const categories = categoriesOf(projections);
 
   const save = () => {
     if (!snapshots || !checkpoint || checkpoint.position === saved) return;
@@ -56,11 +57,7 @@ export const startProjectionRunner = async (
       after: checkpoint?.position ?? 0n,
       filter: { categories },
       handler: (events) => {
-        for (const event of events) {
-          const category = categoryOf(event.streamName);
-          for (const projection of projections) if (projection.categories.includes(category)) projection.apply(event);
-          checkpoint = { position: event.globalPosition, eventId: event.id };
-        }
+        for (const event of events) checkpoint = applyEvent(projections, event);
         delay = 50;
       },
       onError: (error) => {
