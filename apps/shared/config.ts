@@ -16,6 +16,7 @@ export const configSchema = z.object({
   DATABASE_URL: optionalUrl,
   DATABASE_SCHEMA: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'must be a PostgreSQL identifier').default('relay'),
   EVENTSTORE_URL: z.string().optional(),
+  EVENTSTORE_NAMESPACE: z.string().regex(/^([A-Za-z0-9]{1,63}[_.:])?$/, 'must be letters or digits followed by _, . or :').default(''),
   BROKER: z.enum(['embedded', 'kafka']).default('embedded'),
   KAFKA_BROKERS: z
     .string()

@@ -6,10 +6,11 @@ import { createEventStorePopCursors } from '../../infra/broker/kafka/event-store
 import { createKafkaBroker } from '../../infra/broker/kafka/kafka-broker.ts';
 import { createEmbeddedBroker } from '../../infra/broker/embedded/embedded-broker.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
+import { createEventStoreDbEventStore } from '../../infra/event-store/eventstoredb/eventstoredb-event-store.ts';
 import { createPostgresEventStore } from '../../infra/event-store/postgres/postgres-event-store.ts';
 import { createSqliteEventStore } from '../../infra/event-store/sqlite/sqlite-event-store.ts';
 import type { SqliteSynchronous } from '../../infra/sqlite/open-sqlite.ts';
-import { ConfigError, type Config } from './config.ts';
+import type { Config } from './config.ts';
 import { configuredStoreLocation, type StoreLocation } from './store-location.ts';
 
 /** Opens the event store that the configuration names. */
@@ -26,7 +27,7 @@ export const openEventStoreAt = (location: StoreLocation, options: { sqliteSynch
     case 'postgres':
       return createPostgresEventStore({ connectionString: location.connectionString, schema: location.schema });
     case 'eventstoredb':
-      throw new ConfigError('Invalid configuration EVENT_STORE=eventstoredb: not available in this version (sqlite or postgres)');
+      return createEventStoreDbEventStore({ connectionString: location.connectionString, ...(location.namespace ? { namespace: location.namespace } : {}) });
   }
 };
 

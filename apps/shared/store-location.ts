@@ -14,7 +14,7 @@ import type { Config } from './config.ts';
 export type StoreLocation =
   | { readonly kind: 'sqlite'; readonly file: string }
   | { readonly kind: 'postgres'; readonly connectionString: string; readonly schema: string }
-  | { readonly kind: 'eventstoredb'; readonly connectionString: string };
+  | { readonly kind: 'eventstoredb'; readonly connectionString: string; readonly namespace?: string };
 
 export class StoreLocationError extends Error {
   override readonly name = 'StoreLocationError';
@@ -67,7 +67,7 @@ export const configuredStoreLocation = (config: Config): StoreLocation => {
     case 'postgres':
       return { kind: 'postgres', connectionString: config.DATABASE_URL!, schema: config.DATABASE_SCHEMA };
     case 'eventstoredb':
-      return { kind: 'eventstoredb', connectionString: config.EVENTSTORE_URL! };
+      return { kind: 'eventstoredb', connectionString: config.EVENTSTORE_URL!, ...(config.EVENTSTORE_NAMESPACE ? { namespace: config.EVENTSTORE_NAMESPACE } : {}) };
   }
 };
 
