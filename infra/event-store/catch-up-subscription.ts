@@ -1,4 +1,4 @@
-import type { EventFilter, RecordedEvent, SubscribeOptions, Subscription } from './port.ts';
+import { subscriptionBatchSize, type EventFilter, type RecordedEvent, type SubscribeOptions, type Subscription } from './port.ts';
 
 /** Where an asynchronous catch-up subscription reads from. */
 export interface AsyncSubscriptionSource {
@@ -33,10 +33,7 @@ export function createAsyncCatchUpSubscription(
   options: SubscribeOptions,
   onStopped: (subscription: AsyncCatchUpSubscription) => void,
 ): AsyncCatchUpSubscription {
-  const batchSize = options.batchSize ?? 500;
-  if (!Number.isSafeInteger(batchSize) || batchSize < 1) {
-    throw new RangeError(`batchSize must be a positive integer, got ${batchSize}`);
-  }
+  const batchSize = subscriptionBatchSize(options);
   let position = options.after;
   let running = false;
   let again = false;

@@ -163,3 +163,17 @@ export const categoryOf = (streamName: string): string => {
   const dash = streamName.indexOf('-');
   return dash === -1 ? streamName : streamName.slice(0, dash);
 };
+
+/** `ReadAllOptions.limit` with its default (1000); anything but an integer >= 0 is a RangeError. */
+export const readAllLimit = (options: ReadAllOptions | undefined): number => {
+  const limit = options?.limit ?? 1000;
+  if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`limit must be an integer >= 0, got ${limit}`);
+  return limit;
+};
+
+/** `SubscribeOptions.batchSize` with its default (500); anything but a positive integer is a RangeError. */
+export const subscriptionBatchSize = (options: SubscribeOptions): number => {
+  const batchSize = options.batchSize ?? 500;
+  if (!Number.isSafeInteger(batchSize) || batchSize < 1) throw new RangeError(`batchSize must be a positive integer, got ${batchSize}`);
+  return batchSize;
+};

@@ -19,6 +19,7 @@ import {
   type RecordedEvent as EsdbClientRecordedEvent,
 } from '@eventstore/db-client';
 import {
+  readAllLimit,
   EventStoreUnavailableError,
   ExpectedVersionConflictError,
   type EventFilter,
@@ -436,8 +437,7 @@ export function createEventStoreDbEventStore(options: EventStoreDbEventStoreOpti
     },
 
     async readAll(readOptions) {
-      const limit = readOptions?.limit ?? 1000;
-      if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`limit must be an integer >= 0, got ${limit}`);
+      const limit = readAllLimit(readOptions);
       const after = validAfter(readOptions?.after ?? 0n);
       const filter = validFilter(readOptions?.filter);
       return run(async () => {

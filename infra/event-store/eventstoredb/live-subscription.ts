@@ -1,4 +1,4 @@
-import type { RecordedEvent, SubscribeOptions, Subscription } from '../port.ts';
+import { subscriptionBatchSize, type RecordedEvent, type SubscribeOptions, type Subscription } from '../port.ts';
 import type { Feed } from './feed.ts';
 
 /**
@@ -56,10 +56,7 @@ export function createLiveSubscription<R>(
   options: SubscribeOptions,
   onStopped: (subscription: LiveSubscription) => void,
 ): LiveSubscription {
-  const batchSize = options.batchSize ?? 500;
-  if (!Number.isSafeInteger(batchSize) || batchSize < 1) {
-    throw new RangeError(`batchSize must be a positive integer, got ${batchSize}`);
-  }
+  const batchSize = subscriptionBatchSize(options);
   let handled: bigint | undefined;
   let resume: R | undefined;
   let stopped = false;

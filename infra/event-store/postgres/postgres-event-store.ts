@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { randomUUID } from 'node:crypto';
 import {
+  readAllLimit,
   categoryOf,
   EventStoreUnavailableError,
   ExpectedVersionConflictError,
@@ -186,8 +187,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
     },
 
     async readAll(readOptions) {
-      const limit = readOptions?.limit ?? 1000;
-      if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`limit must be an integer >= 0, got ${limit}`);
+      const limit = readAllLimit(readOptions);
       return (await readEvents(readOptions?.after ?? 0n, limit, readOptions?.filter)).events;
     },
 

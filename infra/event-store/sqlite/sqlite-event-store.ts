@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import {
+  readAllLimit,
   categoryOf,
   EventStoreUnavailableError,
   ExpectedVersionConflictError,
@@ -233,8 +234,7 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
     },
 
     async readAll(readOptions) {
-      const limit = readOptions?.limit ?? 1000;
-      if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`limit must be an integer >= 0, got ${limit}`);
+      const limit = readAllLimit(readOptions);
       return guard(() => readRows(readOptions?.after ?? 0n, undefined, limit, readOptions?.filter));
     },
 
