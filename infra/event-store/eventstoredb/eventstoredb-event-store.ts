@@ -25,6 +25,7 @@ import {
   type EventFilter,
   type EventStore,
   type RecordedEvent,
+  newEventId,
 } from '../port.ts';
 import { createFeed, type Feed } from './feed.ts';
 import { FeedEndedError, createLiveSubscription, type LiveSource, type LiveSubscription } from './live-subscription.ts';
@@ -400,7 +401,7 @@ export function createEventStoreDbEventStore(options: EventStoreDbEventStoreOpti
           throw new RangeError(`Invalid event type ${JSON.stringify(event.type)}: a non-empty string not starting with '$'`);
         }
         return {
-          id: event.id === undefined ? randomUUID() : validateEventId(event.id),
+          id: event.id === undefined ? newEventId() : validateEventId(event.id),
           contentType: 'application/json',
           type: event.type,
           data: (event.data ?? null) as JSONType,

@@ -1,5 +1,4 @@
 import pg from 'pg';
-import { randomUUID } from 'node:crypto';
 import {
   readAllLimit,
   categoryOf,
@@ -9,6 +8,7 @@ import {
   type EventStore,
   type ExpectedVersion,
   type RecordedEvent,
+  newEventId,
 } from '../port.ts';
 import { createAsyncCatchUpSubscription, type AsyncCatchUpSubscription } from '../catch-up-subscription.ts';
 import { MIGRATION_LOCK_CLASS, readAllSql, schemaSql, statements, type EventRow, type ListShape, type ReadAllShape } from './schema.ts';
@@ -157,7 +157,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
       const expected = appendOptions?.expectedVersion ?? 'any';
       const payload = JSON.stringify(
         events.map((event) => ({
-          id: event.id ?? randomUUID(),
+          id: event.id ?? newEventId(),
           type: event.type,
           data: event.data ?? null,
           metadata: event.metadata ?? {},

@@ -1,5 +1,4 @@
 import Database from 'better-sqlite3';
-import { randomUUID } from 'node:crypto';
 import {
   readAllLimit,
   categoryOf,
@@ -10,6 +9,7 @@ import {
   type EventStore,
   type ExpectedVersion,
   type RecordedEvent,
+  newEventId,
 } from '../port.ts';
 import { createAsyncCatchUpSubscription, type AsyncCatchUpSubscription } from '../catch-up-subscription.ts';
 import { messageOf, openSqlite, type SqliteSynchronous } from '../../sqlite/open-sqlite.ts';
@@ -216,7 +216,7 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
       const expected = appendOptions?.expectedVersion ?? 'any';
       const pending = events.map(
         (event): PendingEvent => [
-          event.id ?? randomUUID(),
+          event.id ?? newEventId(),
           event.type,
           JSON.stringify(event.data ?? null),
           JSON.stringify(event.metadata ?? {}),
