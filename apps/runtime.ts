@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { metricsRoute } from './api/routes/metrics.ts';
 import path from 'node:path';
+import type { Logger } from 'pino';
 import { defaultDeliveryPolicy } from '../domain/outbound/delivery.ts';
 import type { Consumer } from '../infra/broker/port.ts';
 import { createSecretBox } from '../infra/crypto/secret-box.ts';
@@ -20,7 +21,8 @@ import type { Config } from './shared/config.ts';
 import { openConnectors, type Connectors } from './shared/connectors.ts';
 import type { RelayContext } from './shared/context.ts';
 import { createLogger } from './shared/logger.ts';
-import { createMetrics } from './shared/metrics.ts';
+import { createMetrics, type MetricsSnapshot } from './shared/metrics.ts';
+import { startPipelineThread } from './pipeline/pipeline-thread.ts';
 import { openBroker, openEventStore } from './shared/open-stores.ts';
 import { startProjectionRunner } from './shared/projection-runner.ts';
 import { VERSION } from './shared/version.ts';
@@ -32,7 +34,11 @@ export type Role = (typeof ROLES)[number];
 export const readModelsSnapshotFile = (config: Config): string => path.join(config.dataDir, `read-models.${config.EVENT_STORE}.json`);
 
 /** Opens the stores, builds the read models from the history, and returns what every role shares. */
-export const openContext = async (config: Config, log = createLogger(config.LOG_LEVEL)): Promise<RelayContext> => {
+export const openContext = async (
+  config: Config,
+  log: Logger = createLogger(config.LOG_LEVEL),
+  options: { processMetrics?: boolean } = {},
+): Promise<RelayContext> => {
   const store = openEventStore(config);
   const broker = openBroker(config, store, log);
   const models = createReadModels();
@@ -56,7 +62,7 @@ export const openContext = async (config: Config, log = createLogger(config.LOG_
     projections,
     secrets: createSecretBox(resolveSecretKey(config.RELAY_SECRET_KEY, config.dataDir)),
     deliveryPolicy,
-    metrics: createMetrics({ store, broker, deliveryPolicy }),
+    metrics: createMetrics({ store, broker, deliveryPolicy, processWide: options.processMetrics ?? true }),
   };
 };
 
@@ -74,10 +80,65 @@ export interface RunningRelay {
   close(): Promise<void>;
 }
 
-/** Starts the components of a role in one process; `all` runs every one of them. */
+/** The parts of Relay one thread runs. */
+export interface Parts {
+  /** Which HTTP server it serves: the public API (with the dashboard and account API), the account API alone, its metrics alone, or none. */
+  readonly http: 'api' | 'account' | 'metrics' | 'none';
+  /** The publisher(s) and the delivery worker. */
+  readonly delivery: boolean;
+  /** The connectors' inbound side and the provisioner. */
+  readonly gateway: boolean;
+}
+
+/** What each role runs. `all` runs the API here and delivery and gateway in a thread of their own (see startRelay). */
+const PARTS: Record<Exclude<Role, 'all'>, Parts> = {
+  api: { http: 'api', delivery: false, gateway: false },
+  account: { http: 'account', delivery: false, gateway: false },
+  delivery: { http: 'metrics', delivery: true, gateway: false },
+  gateway: { http: 'metrics', delivery: false, gateway: true },
+};
+
+/**
+ * Starts a role. `all` is the API in this thread and the delivery pipeline (publisher, delivery
+ * worker, gateway, provisioner) in a worker thread of the same process: delivering then never
+ * holds up accepting (each delivery commits several SQLite transactions, synchronously), and the
+ * second core does the delivering. `/metrics` of the API shows both threads' counters.
+ */
 export const startRelay = async (config: Config, role: Role): Promise<RunningRelay> => {
-  const ctx = await openContext(config);
-  const has = (r: Role) => role === 'all' || role === r;
+  if (role !== 'all') return startParts(config, PARTS[role]);
+  const log = createLogger(config.LOG_LEVEL);
+  const pipeline = await startPipelineThread(config, log);
+  let relay: RunningRelay;
+  try {
+    relay = await startParts(config, PARTS.api, { log, otherMetrics: () => pipeline.metrics() });
+  } catch (error) {
+    await pipeline.stop().catch(() => undefined);
+    throw error;
+  }
+  let closing: Promise<void> | undefined;
+  return {
+    ctx: relay.ctx,
+    server: relay.server,
+    close: () =>
+      (closing ??= (async () => {
+        try {
+          await relay.close();
+        } finally {
+          await pipeline.stop();
+        }
+      })()),
+  };
+};
+
+export interface PartsOptions {
+  readonly log?: Logger;
+  /** Metrics of the other threads of this process, added to this one's at each scrape. */
+  readonly otherMetrics?: () => Promise<MetricsSnapshot[]>;
+}
+
+/** Starts the given parts of Relay in this thread. */
+export const startParts = async (config: Config, parts: Parts, options: PartsOptions = {}): Promise<RunningRelay> => {
+  const ctx = await openContext(config, options.log, { processMetrics: parts.http !== 'none' });
   const subscriptions: CheckpointedSubscription[] = [];
   const consumers: Consumer[] = [];
   let connectors: Connectors | undefined;
@@ -86,8 +147,8 @@ export const startRelay = async (config: Config, role: Role): Promise<RunningRel
   let account: FastifyInstance | undefined;
 
   try {
-    if (has('delivery') || has('gateway')) connectors = openConnectors(config);
-    if (has('gateway')) {
+    if (parts.delivery || parts.gateway) connectors = openConnectors(config);
+    if (parts.gateway) {
       subscriptions.push(await startProvisioner(ctx.store, connectors!.byMessenger, ctx.log));
       for (const connector of connectors!.byMessenger.values()) {
         await connector.listen(async (message) => {
@@ -96,7 +157,7 @@ export const startRelay = async (config: Config, role: Role): Promise<RunningRel
         });
       }
     }
-    if (has('delivery')) {
+    if (parts.delivery) {
       subscriptions.push(await startPublisher(ctx.store, ctx.broker, ctx.log));
       // Analytics consumers subscribe to Kafka's events.<category>; nobody outside reads the embedded log.
       if (config.BROKER === 'kafka') subscriptions.push(await startEventTopicsPublisher(ctx.store, ctx.broker, ctx.log));
@@ -112,14 +173,14 @@ export const startRelay = async (config: Config, role: Role): Promise<RunningRel
         }),
       );
     }
-    if (has('api') || role === 'account') account = await buildAccountApp(ctx);
-    if (has('api')) {
+    if (parts.http === 'api' || parts.http === 'account') account = await buildAccountApp(ctx);
+    if (parts.http === 'api') {
       limiter = new RateLimiter(config.RATE_LIMIT_WINDOW_MS, config.RATE_LIMIT_EVICT_INTERVAL_MS);
       const forwardToAccount = config.DASHBOARD_BACKEND_URL ? httpForwarder(config.DASHBOARD_BACKEND_URL) : inProcessForwarder(account!);
-      server = await buildServer(ctx, { limiter, forwardToAccount, accountDocs: () => account!.swagger() });
-    } else if (role === 'account') {
+      server = await buildServer(ctx, { limiter, forwardToAccount, accountDocs: () => account!.swagger(), otherMetrics: options.otherMetrics });
+    } else if (parts.http === 'account') {
       server = account;
-    } else {
+    } else if (parts.http === 'metrics') {
       // The delivery and gateway roles serve only their metrics, for the operator's scraper.
       server = Fastify({ logger: false });
       await server.register(metricsRoute(ctx.metrics));
@@ -127,6 +188,7 @@ export const startRelay = async (config: Config, role: Role): Promise<RunningRel
     if (server) await server.listen({ port: config.PORT, host: config.HOST });
   } catch (error) {
     await ctx.log.flush?.();
+    await connectors?.close().catch(() => undefined);
     await closeContext(ctx).catch(() => undefined);
     throw error;
   }

@@ -8,6 +8,7 @@ import type { Forwarder } from './dashboard/forwarder.ts';
 import { dashboardProxy } from './dashboard/proxy.ts';
 import { registerApiDocs } from './docs.ts';
 import type { RelayContext } from './shared/context.ts';
+import type { MetricsSnapshot } from './shared/metrics.ts';
 import { securityHeaders } from './shared/security-headers.ts';
 
 /**
@@ -18,7 +19,7 @@ import { securityHeaders } from './shared/security-headers.ts';
  */
 export const buildServer = async (
   ctx: RelayContext,
-  options: { limiter: RateLimiter; forwardToAccount: Forwarder; accountDocs?: () => unknown },
+  options: { limiter: RateLimiter; forwardToAccount: Forwarder; accountDocs?: () => unknown; otherMetrics?: (() => Promise<MetricsSnapshot[]>) | undefined },
 ): Promise<FastifyInstance> => {
   const app = Fastify({
     loggerInstance: ctx.log.child({ component: 'http' }),
@@ -81,7 +82,7 @@ export const buildServer = async (
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'Not found' }));
 
   await registerApiDocs(app as unknown as FastifyInstance, ctx.version, options.accountDocs);
-  await app.register(metricsRoute(ctx.metrics));
+  await app.register(metricsRoute(ctx.metrics, options.otherMetrics));
   await app.register(publicApi(ctx, options.limiter), { prefix: '/api/v1' });
   await app.register(dashboardProxy({ forward: options.forwardToAccount, timeoutMs: ctx.config.DASHBOARD_TIMEOUT_MS }), {
     prefix: ACCOUNT_PREFIX,

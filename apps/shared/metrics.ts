@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { DeliveryPolicy } from '../../domain/outbound/delivery.ts';
 import { MESSENGERS } from '../../domain/shared/messengers.ts';
 import type { Broker } from '../../infra/broker/port.ts';
@@ -33,7 +33,20 @@ export interface MetricsSources {
   readonly deliveryPolicy: DeliveryPolicy;
   /** Bound of each scrape-time query of the stores. Default 1000 ms. */
   readonly collectTimeoutMs?: number;
+  /**
+   * Whether this registry also has the process's own metrics (memory, CPU, event loop) and the
+   * store gauges sampled at scrape time. Default true; false for a thread whose counters are
+   * added to another thread's registry (they would be counted twice).
+   */
+  readonly processWide?: boolean;
 }
+
+/** A registry's metrics as data, to be sent to the thread that serves `/metrics`. */
+export type MetricsSnapshot = MetricObjectWithValues<MetricValue<string>>[];
+
+/** The Prometheus text of `registry` with the counters and histograms of `others` added to its own. */
+export const mergedMetricsText = async (registry: Registry, others: readonly MetricsSnapshot[]): Promise<string> =>
+  others.length === 0 ? registry.metrics() : AggregatorRegistry.aggregate([await registry.getMetricsAsJSON(), ...others]).metrics();
 
 /** Rejects when `work` has not settled within `ms`. */
 const within = <T>(ms: number, work: Promise<T>): Promise<T> => {
@@ -50,10 +63,12 @@ const LAG_COUNT_CAP = 10_000;
 
 type BrokerSample = { ok: true; depths: number[] } | { ok: false };
 
-export const createMetrics = ({ store, broker, deliveryPolicy, collectTimeoutMs = 1000 }: MetricsSources): RelayMetrics => {
+export const createMetrics = ({ store, broker, deliveryPolicy, collectTimeoutMs = 1000, processWide = true }: MetricsSources): RelayMetrics => {
   const registry = new Registry();
   const registers = [registry];
-  collectDefaultMetrics({ register: registry, prefix: METRICS_PREFIX });
+  if (processWide) collectDefaultMetrics({ register: registry, prefix: METRICS_PREFIX });
+  // Sampled at scrape time from the stores: only where the scrape is answered.
+  const gaugeRegisters = processWide ? registers : [];
 
   const perMessenger = (name: string, help: string) => {
     const counter = new Counter({ name: `${METRICS_PREFIX}${name}`, help, labelNames: ['messenger'] as const, registers });
@@ -74,7 +89,7 @@ export const createMetrics = ({ store, broker, deliveryPolicy, collectTimeoutMs 
     name: `${METRICS_PREFIX}consumer_lag`,
     help: 'Records not yet consumed by the consumer group, per topic (sampled at scrape time)',
     labelNames: ['group', 'topic'] as const,
-    registers,
+    registers: gaugeRegisters,
     async collect() {
       const sample = await sampleBroker();
       this.reset();
@@ -84,7 +99,7 @@ export const createMetrics = ({ store, broker, deliveryPolicy, collectTimeoutMs 
   new Gauge({
     name: `${METRICS_PREFIX}broker_ready`,
     help: '1 while the broker is reachable, else 0',
-    registers,
+    registers: gaugeRegisters,
     async collect() {
       const sample = await sampleBroker();
       this.set(sample.ok && broker.isReady() ? 1 : 0);
@@ -93,7 +108,7 @@ export const createMetrics = ({ store, broker, deliveryPolicy, collectTimeoutMs 
   new Gauge({
     name: `${METRICS_PREFIX}publisher_checkpoint_lag`,
     help: `Events the publisher has yet to move to the broker (sampled at scrape time; counted up to ${LAG_COUNT_CAP})`,
-    registers,
+    registers: gaugeRegisters,
     async collect() {
       try {
         const pending = await within(

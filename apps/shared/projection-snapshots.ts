@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { threadId } from 'node:worker_threads';
 import type { EventStore } from '../../infra/event-store/port.ts';
 import type { Projection } from '../../projections/projection.ts';
 
@@ -32,7 +33,8 @@ export const saveSnapshot = (file: string, projections: readonly Projection[], c
     models: Object.fromEntries(projections.map((p) => [p.name, p.snapshot()])),
   };
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const temporary = `${file}.${process.pid}.tmp`;
+  // Per process and thread: the threads of one process write their snapshots independently.
+  const temporary = `${file}.${process.pid}.${threadId}.tmp`;
   fs.writeFileSync(temporary, JSON.stringify(content));
   fs.renameSync(temporary, file);
 };

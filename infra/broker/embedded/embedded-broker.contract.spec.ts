@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { brokerContract } from '../../../test/contracts/broker.contract.ts';
 import { BrokerUnavailableError, type Broker, type ConsumedRecord, type Consumer } from '../port.ts';
@@ -81,6 +82,20 @@ describe('embedded SQLite log', () => {
     await Promise.all(consumers.splice(0).map((consumer) => consumer.stop()));
     await Promise.all(open.splice(0).map((broker) => broker.close()));
     for (const dir of tempDirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('wakes its consumers at once on a publish of another thread of this process', async () => {
+    const file = tempFile();
+    const seen = await collect(openBroker({ path: file, pollIntervalMs: 600_000 }), 'g', ['outbound.t']);
+    const worker = new Worker(new URL('./fixtures/publish-in-thread.mjs', import.meta.url), { workerData: { file } });
+    try {
+      await new Promise((resolve, reject) => worker.once('message', resolve).once('error', reject));
+      // Without the signal this would wait for the 10-minute poll of data_version.
+      await eventually(() => expect(values(seen)).toEqual(['from a thread']), 1000);
+    } finally {
+      worker.postMessage('close');
+      await new Promise((resolve) => worker.once('exit', resolve));
+    }
   });
 
   it('keeps what a publish resolved when the process is SIGKILLed right after', async () => {

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { BrokerUnavailableError, type Broker, type ConsumedRecord, type OutgoingRecord } from '../port.ts';
 import { createEmbeddedConsumer, type Claim, type ConsumerSource, type EmbeddedConsumer } from './embedded-consumer.ts';
+import { openCommitSignal } from '../../sqlite/commit-signal.ts';
 import { messageOf, openSqlite, type SqliteSynchronous } from '../../sqlite/open-sqlite.ts';
 import { schemaSql, SCHEMA_VERSION, sql, type LeaseRow, type RecordRow } from './schema.ts';
 
@@ -34,8 +35,9 @@ const PRUNE_CHUNK = 1000;
  *   topic, even after it was popped or consumed (until its id is pruned with the retention).
  * - A pop is one `BEGIN IMMEDIATE` transaction that deletes what it returns: a popped record is
  *   gone for every connection.
- * - Consumers are woken right after a publish of this process (setImmediate) and, when another
- *   connection committed (`PRAGMA data_version`), within `pollIntervalMs`.
+ * - Consumers are woken right after a publish of this thread (setImmediate) or of another thread
+ *   of this process (a commit signal) and, when another process committed (`PRAGMA
+ *   data_version`), within `pollIntervalMs`.
  * - Retention deletes records older than `retentionMs` that every group consuming their topic has
  *   committed past. Records of topics no group consumes (inbound, popped) are kept until popped.
  * - SQLite failures and use after close reject with BrokerUnavailableError.
@@ -137,6 +139,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
     wakeScheduled = true;
     setImmediate(wakeAll);
   };
+  const commitSignal = openCommitSignal(options.path, scheduleWake);
 
   /** Commits of other connections (other processes) change `data_version`; ours do not. */
   const poller = setInterval(() => {
@@ -200,6 +203,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
       if (records.length === 0) return;
       guard(() => publishTx.immediate(records));
       scheduleWake();
+      commitSignal.notify();
     },
 
     async consume(consumeOptions) {
@@ -243,6 +247,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
     close() {
       closing ??= (async () => {
         closed = true;
+        commitSignal.close();
         clearInterval(poller);
         clearInterval(pruner);
         await Promise.all([...consumers].map((consumer) => consumer.stop()));

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { eventStoreContract } from '../../../test/contracts/event-store.contract.ts';
 import { EventStoreUnavailableError, type EventStore, type RecordedEvent } from '../port.ts';
@@ -116,6 +117,22 @@ describe('SQLite event store (adapter specific)', () => {
     await new Promise((resolve) => setTimeout(resolve, 20)); // idle: only an after-commit wake can deliver now
     await store.appendToStream('a-1', [{ type: 'T', data: 'live' }]);
     await vi.waitFor(() => expect(seen.map((e) => e.data)).toEqual(['history', 'live']), { timeout: 1000, interval: 1 });
+  });
+
+  it('wakes subscriptions at once on commits of another thread of this process', async () => {
+    const store = open({ pollIntervalMs: 600_000 });
+    const seen: RecordedEvent[] = [];
+    await store.subscribe({ after: 0n, handler: (events) => void seen.push(...events) }).catchUp();
+    // A worker thread with a store of its own on the same file appends, then stays open.
+    const worker = new Worker(new URL('./fixtures/append-in-thread.mjs', import.meta.url), { workerData: { file } });
+    try {
+      await new Promise((resolve, reject) => worker.once('message', resolve).once('error', reject));
+      // Without the signal this would wait for the 10-minute poll.
+      await vi.waitFor(() => expect(seen.map((e) => e.data)).toEqual(['from a thread']), { timeout: 1000, interval: 1 });
+    } finally {
+      worker.postMessage('close');
+      await new Promise((resolve) => worker.once('exit', resolve));
+    }
   });
 
   it('catchUp sees commits of another connection even before the next poll', async () => {

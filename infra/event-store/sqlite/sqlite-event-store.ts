@@ -12,6 +12,7 @@ import {
   newEventId,
 } from '../port.ts';
 import { createAsyncCatchUpSubscription, type AsyncCatchUpSubscription } from '../catch-up-subscription.ts';
+import { openCommitSignal } from '../../sqlite/commit-signal.ts';
 import { messageOf, openSqlite, type SqliteSynchronous } from '../../sqlite/open-sqlite.ts';
 import { readAllSql, schemaSql, SCHEMA_VERSION, sql, type EventRow, type ReadAllShape } from './schema.ts';
 
@@ -36,8 +37,9 @@ const readAllStatementCacheSize = 64;
  * - An append is one `BEGIN IMMEDIATE` transaction: version check, inserts, stream version update.
  * - Appending no events checks the expected version and returns the stream as it is
  *   (`lastPosition` is the position of the stream's last event, 0n for an empty stream).
- * - Subscriptions are woken right after this process commits (setImmediate) and poll every
- *   `pollIntervalMs` for commits of other processes. The poll timer is unref'd: it does not keep
+ * - Subscriptions are woken right after a commit of this thread (setImmediate) or of another
+ *   thread of this process (a commit signal), and poll every `pollIntervalMs` for commits of
+ *   other processes. The poll timer is unref'd: it does not keep
  *   the process alive by itself.
  * - SQLite failures (busy after the timeout, I/O, disk full, read-only, use after close) reject
  *   with EventStoreUnavailableError. A duplicate event id rejects with a plain Error.
@@ -89,6 +91,7 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
   const subscriptions = new Set<AsyncCatchUpSubscription>();
   let poller: NodeJS.Timeout | undefined;
   let wakeScheduled = false;
+  const commitSignal = openCommitSignal(options.path, () => scheduleWake());
 
   /** Runs a synchronous database operation, mapping SQLite failures to EventStoreUnavailableError. */
   const guard = <T>(operation: () => T): T => {
@@ -185,6 +188,7 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
     }
     results.forEach((result, i) => (result.ok ? batch[i]!.resolve(result.value as never) : batch[i]!.reject(toStoreError(result.error))));
     scheduleWake();
+    commitSignal.notify();
   };
   const enqueueWrite = <T>(run: () => T): Promise<T> => {
     if (closed) return Promise.reject(new EventStoreUnavailableError('The SQLite event store is closed'));
@@ -269,6 +273,7 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
     close() {
       closing ??= (async () => {
         closed = true;
+        commitSignal.close();
         await Promise.all([...subscriptions].map((subscription) => subscription.stop()));
         if (poller !== undefined) clearInterval(poller);
         try {

@@ -1,0 +1,125 @@
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import { ConfigError, type Config } from '../shared/config.ts';
+import type { MetricsSnapshot } from '../shared/metrics.ts';
+import type { FromPipeline, ToPipeline } from './thread-messages.ts';
+
+/** The delivery pipeline of role `all`, in a worker thread of this process. */
+export interface PipelineThread {
+  /** The pipeline's counters, for `/metrics` (none while it is restarting or does not answer in time). */
+  metrics(): Promise<MetricsSnapshot[]>;
+  /** Lets it finish in-flight deliveries and close its stores. */
+  stop(): Promise<void>;
+}
+
+export interface PipelineThreadOptions {
+  /** Wait before starting a thread again after it died (doubled on each failure, up to 30 s). Default 1000. */
+  readonly restartDelayMs?: number;
+  readonly metricsTimeoutMs?: number;
+  /** How long a stop may take before the thread is terminated. Default 30000. */
+  readonly stopTimeoutMs?: number;
+}
+
+const ENTRY = new URL('./thread-entry.js', import.meta.url);
+const MAX_RESTART_DELAY_MS = 30_000;
+
+const spawn = (config: Config): Promise<Worker> =>
+  new Promise((resolve, reject) => {
+    const worker = new Worker(ENTRY, { workerData: { config } });
+    const onMessage = (message: FromPipeline) => {
+      if (message.type === 'ready') settle(() => resolve(worker));
+      else if (message.type === 'failed') settle(() => reject(message.name === 'ConfigError' ? new ConfigError(message.message) : new Error(message.message)));
+    };
+    const onError = (error: Error) => settle(() => reject(error));
+    const onExit = (code: number) => settle(() => reject(new Error(`The delivery pipeline thread exited with code ${code} while starting`)));
+    const settle = (done: () => void) => {
+      worker.off('message', onMessage).off('error', onError).off('exit', onExit);
+      done();
+    };
+    worker.on('message', onMessage).on('error', onError).on('exit', onExit);
+  });
+
+/**
+ * Starts the pipeline thread and resolves once its parts run (rejects, as start-up does, if they
+ * cannot start). A thread that dies later is logged and started again, so that a failing
+ * pipeline never silently stops delivering while the API keeps accepting.
+ */
+export const startPipelineThread = async (config: Config, log: Logger, options: PipelineThreadOptions = {}): Promise<PipelineThread> => {
+  const restartDelayMs = options.restartDelayMs ?? 1000;
+  const metricsTimeoutMs = options.metricsTimeoutMs ?? 1000;
+  const stopTimeoutMs = options.stopTimeoutMs ?? 30_000;
+  let stopping = false;
+  let worker: Worker | undefined;
+  let restartTimer: NodeJS.Timeout | undefined;
+  let delay = restartDelayMs;
+  let nextRequest = 0;
+  const pending = new Map<number, (snapshot: MetricsSnapshot | undefined) => void>();
+
+  const adopt = (started: Worker) => {
+    worker = started;
+    started.on('message', (message: FromPipeline) => {
+      if (message.type === 'metrics') pending.get(message.id)?.(message.snapshot);
+    });
+    started.on('error', (error) => log.error({ err: error }, 'the delivery pipeline thread failed'));
+    started.on('exit', (code) => {
+      worker = undefined;
+      for (const answer of pending.values()) answer(undefined);
+      if (stopping) return;
+      log.error({ code }, `the delivery pipeline thread stopped; starting it again in ${delay} ms`);
+      scheduleRestart();
+    });
+  };
+
+  const scheduleRestart = () => {
+    restartTimer = setTimeout(() => {
+      restartTimer = undefined;
+      if (stopping) return;
+      spawn(config).then(
+        (started) => {
+          if (stopping) return void started.postMessage({ type: 'stop' } satisfies ToPipeline);
+          delay = restartDelayMs;
+          log.info('the delivery pipeline thread runs again');
+          adopt(started);
+        },
+        (error: unknown) => {
+          delay = Math.min(delay * 2, MAX_RESTART_DELAY_MS);
+          log.error({ err: error }, `the delivery pipeline thread could not start; trying again in ${delay} ms`);
+          scheduleRestart();
+        },
+      );
+    }, delay);
+  };
+
+  adopt(await spawn(config));
+
+  return {
+    metrics: async () => {
+      const current = worker;
+      if (!current) return [];
+      const id = nextRequest++;
+      const snapshot = await new Promise<MetricsSnapshot | undefined>((resolve) => {
+        const timer = setTimeout(() => resolve(undefined), metricsTimeoutMs);
+        pending.set(id, (answer) => {
+          clearTimeout(timer);
+          resolve(answer);
+        });
+        current.postMessage({ type: 'metrics', id } satisfies ToPipeline);
+      }).finally(() => pending.delete(id));
+      return snapshot ? [snapshot] : [];
+    },
+    stop: async () => {
+      stopping = true;
+      clearTimeout(restartTimer);
+      const current = worker;
+      if (!current) return;
+      const exited = new Promise<void>((resolve) => current.once('exit', () => resolve()));
+      current.postMessage({ type: 'stop' } satisfies ToPipeline);
+      const timer = setTimeout(() => {
+        log.error(`the delivery pipeline thread did not stop within ${stopTimeoutMs} ms; terminating it`);
+        void current.terminate();
+      }, stopTimeoutMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+};
