@@ -1,5 +1,4 @@
-import Fastify, { type FastifyInstance } from 'fastify';
-import { metricsRoute } from './api/routes/metrics.ts';
+import type { FastifyInstance } from 'fastify';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { defaultDeliveryPolicy } from '../domain/outbound/delivery.ts';
@@ -7,19 +6,16 @@ import type { Consumer } from '../infra/broker/port.ts';
 import { createSecretBox } from '../infra/crypto/secret-box.ts';
 import { resolveSecretKey } from '../infra/crypto/secret-key-file.ts';
 import { createReadModels } from '../projections/read-models.ts';
-import { buildAccountApp } from './account/app.ts';
-import { RateLimiter } from './api/rate-limiter.ts';
 import { startDeliveryWorker } from './delivery/delivery-worker.ts';
 import { startEventTopicsPublisher } from './delivery/event-topics.ts';
 import { startPublisher } from './delivery/publisher.ts';
-import { httpForwarder, inProcessForwarder } from './dashboard/forwarder.ts';
 import { startProvisioner } from './gateway/provisioner.ts';
 import { receiveInbound } from './gateway/receive-inbound.ts';
-import { buildServer } from './server.ts';
 import type { CheckpointedSubscription } from './shared/checkpointed-subscription.ts';
 import type { Config } from './shared/config.ts';
 import { openConnectors, type Connectors } from './shared/connectors.ts';
 import type { RelayContext } from './shared/context.ts';
+import type { HttpParts } from './http-parts.ts';
 import { createLogger } from './shared/logger.ts';
 import { createMetrics, type MetricsSnapshot } from './shared/metrics.ts';
 import { startPipelineThread } from './pipeline/pipeline-thread.ts';
@@ -39,8 +35,11 @@ export const openContext = async (
   log: Logger = createLogger(config.LOG_LEVEL),
   options: { processMetrics?: boolean } = {},
 ): Promise<RelayContext> => {
-  const store = openEventStore(config);
-  const broker = openBroker(config, store, log);
+  const store = await openEventStore(config);
+  const broker = await openBroker(config, store, log).catch(async (error: unknown) => {
+    await store.close().catch(() => undefined);
+    throw error;
+  });
   const models = createReadModels();
   const projections = await startProjectionRunner(store, models.all, log.child({ component: 'projections' }), {
     file: readModelsSnapshotFile(config),
@@ -142,9 +141,7 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
   const subscriptions: CheckpointedSubscription[] = [];
   const consumers: Consumer[] = [];
   let connectors: Connectors | undefined;
-  let limiter: RateLimiter | undefined;
-  let server: FastifyInstance | undefined;
-  let account: FastifyInstance | undefined;
+  let http: HttpParts | undefined;
 
   try {
     if (parts.delivery || parts.gateway) connectors = openConnectors(config);
@@ -173,19 +170,10 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
         }),
       );
     }
-    if (parts.http === 'api' || parts.http === 'account') account = await buildAccountApp(ctx);
-    if (parts.http === 'api') {
-      limiter = new RateLimiter(config.RATE_LIMIT_WINDOW_MS, config.RATE_LIMIT_EVICT_INTERVAL_MS);
-      const forwardToAccount = config.DASHBOARD_BACKEND_URL ? httpForwarder(config.DASHBOARD_BACKEND_URL) : inProcessForwarder(account!);
-      server = await buildServer(ctx, { limiter, forwardToAccount, accountDocs: () => account!.swagger(), otherMetrics: options.otherMetrics });
-    } else if (parts.http === 'account') {
-      server = account;
-    } else if (parts.http === 'metrics') {
-      // The delivery and gateway roles serve only their metrics, for the operator's scraper.
-      server = Fastify({ logger: false });
-      await server.register(metricsRoute(ctx.metrics));
+    if (parts.http !== 'none') {
+      const { startHttp } = await import('./http-parts.ts');
+      http = await startHttp(ctx, parts.http, options.otherMetrics);
     }
-    if (server) await server.listen({ port: config.PORT, host: config.HOST });
   } catch (error) {
     await ctx.log.flush?.();
     await connectors?.close().catch(() => undefined);
@@ -196,12 +184,10 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
   let closing: Promise<void> | undefined;
   return {
     ctx,
-    server,
+    server: http?.server,
     close: () =>
       (closing ??= (async () => {
-        await server?.close();
-        if (account !== server) await account?.close();
-        limiter?.close();
+        await http?.close();
         for (const consumer of consumers) await consumer.stop();
         for (const subscription of subscriptions) await subscription.stop();
         await connectors?.close();

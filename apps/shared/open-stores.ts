@@ -2,42 +2,53 @@ import path from 'node:path';
 import fs from 'node:fs';
 import type { Logger } from 'pino';
 import type { Broker } from '../../infra/broker/port.ts';
-import { createEventStorePopCursors } from '../../infra/broker/kafka/event-store-pop-cursors.ts';
-import { createKafkaBroker } from '../../infra/broker/kafka/kafka-broker.ts';
-import { createEmbeddedBroker } from '../../infra/broker/embedded/embedded-broker.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
-import { createEventStoreDbEventStore } from '../../infra/event-store/eventstoredb/eventstoredb-event-store.ts';
-import { createPostgresEventStore } from '../../infra/event-store/postgres/postgres-event-store.ts';
-import { createSqliteEventStore } from '../../infra/event-store/sqlite/sqlite-event-store.ts';
 import type { SqliteSynchronous } from '../../infra/sqlite/open-sqlite.ts';
 import type { Config } from './config.ts';
 import { configuredStoreLocation, type StoreLocation } from './store-location.ts';
 
+/*
+ * Each adapter is imported when it is configured: the client libraries of the stores not in use
+ * (gRPC for EventStoreDB, kafkajs, pg: about 11 MB of heap) are not loaded into every thread.
+ */
+
 /** Opens the event store that the configuration names. */
-export const openEventStore = (config: Config): EventStore =>
+export const openEventStore = (config: Config): Promise<EventStore> =>
   openEventStoreAt(configuredStoreLocation(config), { sqliteSynchronous: config.SQLITE_SYNCHRONOUS });
 
 /** Opens the event store at a location (the configured one, or one given to `relay events copy`). */
-export const openEventStoreAt = (location: StoreLocation, options: { sqliteSynchronous?: SqliteSynchronous } = {}): EventStore => {
+export const openEventStoreAt = async (location: StoreLocation, options: { sqliteSynchronous?: SqliteSynchronous } = {}): Promise<EventStore> => {
   switch (location.kind) {
-    case 'sqlite':
+    case 'sqlite': {
+      const { createSqliteEventStore } = await import('../../infra/event-store/sqlite/sqlite-event-store.ts');
       fs.mkdirSync(path.dirname(location.file), { recursive: true });
       // 5 ms: commits of other processes (the CLI, other roles) reach subscribers within that.
       return createSqliteEventStore({ path: location.file, synchronous: options.sqliteSynchronous ?? 'full', pollIntervalMs: 5 });
-    case 'postgres':
+    }
+    case 'postgres': {
+      const { createPostgresEventStore } = await import('../../infra/event-store/postgres/postgres-event-store.ts');
       return createPostgresEventStore({ connectionString: location.connectionString, schema: location.schema });
-    case 'eventstoredb':
+    }
+    case 'eventstoredb': {
+      const { createEventStoreDbEventStore } = await import('../../infra/event-store/eventstoredb/eventstoredb-event-store.ts');
       return createEventStoreDbEventStore({ connectionString: location.connectionString, ...(location.namespace ? { namespace: location.namespace } : {}) });
+    }
   }
 };
 
 /** Opens the broker that the configuration names; Kafka keeps its pop claims in the event store. */
-export const openBroker = (config: Config, store: EventStore, log: Logger): Broker => {
+export const openBroker = async (config: Config, store: EventStore, log: Logger): Promise<Broker> => {
   switch (config.BROKER) {
-    case 'embedded':
+    case 'embedded': {
+      const { createEmbeddedBroker } = await import('../../infra/broker/embedded/embedded-broker.ts');
       fs.mkdirSync(config.dataDir, { recursive: true });
       return createEmbeddedBroker({ path: path.join(config.dataDir, 'broker.db'), synchronous: config.SQLITE_SYNCHRONOUS });
-    case 'kafka':
+    }
+    case 'kafka': {
+      const [{ createKafkaBroker }, { createEventStorePopCursors }] = await Promise.all([
+        import('../../infra/broker/kafka/kafka-broker.ts'),
+        import('../../infra/broker/kafka/event-store-pop-cursors.ts'),
+      ]);
       return createKafkaBroker({
         brokers: config.KAFKA_BROKERS!.split(','),
         cursors: createEventStorePopCursors(store),
@@ -45,5 +56,6 @@ export const openBroker = (config: Config, store: EventStore, log: Logger): Brok
         prefix: config.KAFKA_TOPIC_PREFIX,
         log: log.child({ component: 'kafka' }),
       });
+    }
   }
 };

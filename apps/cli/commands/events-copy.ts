@@ -37,9 +37,9 @@ export const copyEvents = async (config: Config, options: EventsCopyOptions, io:
   io.err(`copying ${describeStoreLocation(from)} → ${describeStoreLocation(to)}`);
   const stores: EventStore[] = [];
   try {
-    const source = openEventStoreAt(from, { sqliteSynchronous: config.SQLITE_SYNCHRONOUS });
+    const source = await openEventStoreAt(from, { sqliteSynchronous: config.SQLITE_SYNCHRONOUS });
     stores.push(source);
-    const target = openEventStoreAt(to, { sqliteSynchronous: config.SQLITE_SYNCHRONOUS });
+    const target = await openEventStoreAt(to, { sqliteSynchronous: config.SQLITE_SYNCHRONOUS });
     stores.push(target);
     let lastReport = 0;
     const report = await copyEventStore(source, target, {

@@ -123,7 +123,7 @@ export const runProjectionsRebuild = async (
 ): Promise<boolean> => {
   if (options.replace)
     io.err('warning: --replace overwrites the read-model snapshot: stop Relay first (a running process keeps its own read models and writes them over it)');
-  const store = openEventStore(config);
+  const store = await openEventStore(config);
   try {
     const report = await rebuildProjections(store, () => createReadModels().all, readModelsSnapshotFile(config), { replace: options.replace ?? false });
     if (options.json) io.out(JSON.stringify(reportJson(report)));
