@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { v7 as uuidv7 } from 'uuid';
+import { uuidV7 as uuidv7 } from '../../infra/ids/uuid-v7.ts';
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 

@@ -6,7 +6,7 @@
  * its first event has version 1n. Global positions are strictly increasing across the store,
  * start at 1n, and are what subscribers checkpoint on. Both are bigint; serialise as strings.
  */
-import { v7 as uuidv7 } from 'uuid';
+import { uuidV7 as uuidv7 } from '../ids/uuid-v7.ts';
 
 /** What the caller knows about the stream before appending. */
 export type ExpectedVersion =
