@@ -1,4 +1,5 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import http from 'node:http';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { publicApi } from './api/app.ts';
 import type { RateLimiter } from './api/rate-limiter.ts';
@@ -21,7 +22,16 @@ export const buildServer = async (
   ctx: RelayContext,
   options: { limiter: RateLimiter; forwardToAccount: Forwarder; accountDocs?: () => unknown; otherMetrics?: (() => Promise<MetricsSnapshot[]>) | undefined },
 ): Promise<FastifyInstance> => {
+  const headerEntries = Object.entries(securityHeaders());
   const app = Fastify({
+    // The security headers are set on every response before Fastify sees the request, so they are
+    // also on the answers Fastify gives before routing (unroutable URL, closing): cheaper than an
+    // onRequest hook, whose hook-runner pass cost about a tenth of the throughput of health and poll.
+    serverFactory: (handler: http.RequestListener) =>
+      http.createServer((request, response) => {
+        for (const [name, value] of headerEntries) response.setHeader(name, value);
+        handler(request, response);
+      }),
     loggerInstance: ctx.log.child({ component: 'http' }),
     // request.log is the server's logger itself (a child per request costs a sixth of the
     // throughput of the cheapest routes); log lines that need the request carry its reqId.
@@ -43,12 +53,6 @@ export const buildServer = async (
   app.setValidatorCompiler(validatorCompiler);
   // Responses are built by the handlers in the documented shapes; the zod schemas document them.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
-
-  const headers = securityHeaders();
-  app.addHook('onRequest', (_request, reply, done) => {
-    reply.headers(headers);
-    done();
-  });
 
   // One line per answered request, built only when info is enabled, and its duration in the histogram.
   const log = ctx.log.child({ component: 'http' });

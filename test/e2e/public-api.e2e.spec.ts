@@ -32,6 +32,18 @@ describe('GET /api/v1/health', () => {
     expect(res.headers.get('x-ratelimit-remaining')).toBeNull();
     expect(res.headers.get('x-ratelimit-reset')).toBeNull();
   });
+
+  it('security headers are on every answer: errors, unknown routes, and URLs the router cannot decode', async () => {
+    const answers = await Promise.all(['/api/v1/messages/poll', '/api/v1/nowhere', '/api/v1/%E0%A4%A', '/metrics'].map((url) => fetch(`${relay.url}${url}`)));
+    expect(answers.map((res) => res.status)).toEqual([401, 404, 400, 200]);
+    for (const res of answers) {
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(res.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+      expect(res.headers.get('strict-transport-security')).toBe('max-age=15552000; includeSubDomains');
+      expect(res.headers.get('x-xss-protection')).toBe('0');
+    }
+    await Promise.all(answers.map((res) => res.arrayBuffer()));
+  });
 });
 
 describe('GET /api/v1/auth/verify', () => {
