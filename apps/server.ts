@@ -24,6 +24,7 @@ export const buildServer = async (
   options: { limiter: RateLimiter; forwardToAccount: Forwarder; accountDocs?: () => unknown; otherMetrics?: (() => Promise<MetricsSnapshot[]>) | undefined },
 ): Promise<FastifyInstance> => {
   const headerEntries = Object.entries(securityHeaders());
+  const httpLog = ctx.log.child({ component: 'http' });
   const app = Fastify({
     // The security headers are set on every response before Fastify sees the request, so they are
     // also on the answers Fastify gives before routing (unroutable URL, closing): cheaper than an
@@ -33,12 +34,12 @@ export const buildServer = async (
         for (const [name, value] of headerEntries) response.setHeader(name, value);
         handler(request, response);
       }),
-    loggerInstance: ctx.log.child({ component: 'http' }),
+    loggerInstance: httpLog,
     // request.log is the server's logger itself (a child per request costs a sixth of the
     // throughput of the cheapest routes); log lines that need the request carry its reqId.
     childLoggerFactory: (logger) => logger,
     // One line per answered request instead of Fastify's two, and its duration in the histogram.
-    logController: new HttpRequestLog(ctx.log.child({ component: 'http' }), ctx.metrics.httpRequestDuration),
+    logController: new HttpRequestLog(httpLog, ctx.metrics.httpRequestDuration),
     bodyLimit: 2 * 1024 * 1024,
     forceCloseConnections: false,
     return503OnClosing: true,

@@ -54,6 +54,8 @@ export const startPipelineThread = async (config: Config, log: Logger, options: 
   let stopping = false;
   let worker: Worker | undefined;
   let restartTimer: NodeJS.Timeout | undefined;
+  /** A thread being started again: stop() waits for it, so that it too closes its stores. */
+  let restarting: Promise<void> | undefined;
   let delay = restartDelayMs;
   let nextRequest = 0;
   const pending = new Map<number, (snapshot: MetricsSnapshot | undefined) => void>();
@@ -77,19 +79,21 @@ export const startPipelineThread = async (config: Config, log: Logger, options: 
     restartTimer = setTimeout(() => {
       restartTimer = undefined;
       if (stopping) return;
-      spawn(config).then(
-        (started) => {
-          if (stopping) return void started.postMessage({ type: 'stop' } satisfies ToPipeline);
-          delay = restartDelayMs;
-          log.info('the delivery pipeline thread runs again');
-          adopt(started);
-        },
-        (error: unknown) => {
-          delay = Math.min(delay * 2, MAX_RESTART_DELAY_MS);
-          log.error({ err: error }, `the delivery pipeline thread could not start; trying again in ${delay} ms`);
-          scheduleRestart();
-        },
-      );
+      restarting = spawn(config)
+        .then(
+          (started) => {
+            delay = restartDelayMs;
+            log.info('the delivery pipeline thread runs again');
+            adopt(started);
+          },
+          (error: unknown) => {
+            if (stopping) return;
+            delay = Math.min(delay * 2, MAX_RESTART_DELAY_MS);
+            log.error({ err: error }, `the delivery pipeline thread could not start; trying again in ${delay} ms`);
+            scheduleRestart();
+          },
+        )
+        .finally(() => (restarting = undefined));
     }, delay);
   };
 
@@ -113,6 +117,7 @@ export const startPipelineThread = async (config: Config, log: Logger, options: 
     stop: async () => {
       stopping = true;
       clearTimeout(restartTimer);
+      await restarting; // adopted by now if it started: stopped below like any other
       const current = worker;
       if (!current) return;
       const exited = new Promise<void>((resolve) => current.once('exit', () => resolve()));

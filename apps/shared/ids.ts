@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { uuidV7 as uuidv7 } from '../../infra/ids/uuid-v7.ts';
+import { uuidV7 } from '../../infra/ids/uuid-v7.ts';
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 
@@ -14,8 +14,8 @@ export const newId = {
   app: () => `app_${hex(12)}`,
   appMessenger: () => `am_${hex(12)}`,
   credential: () => `cred_${hex(12)}`,
-  batch: () => uuidv7(),
+  batch: () => uuidV7(),
   session: () => randomUUID(),
   /** 32-character hex, the interface's message id format (a UUIDv7 without its dashes). */
-  message: () => uuidv7().replaceAll('-', ''),
+  message: () => uuidV7().replaceAll('-', ''),
 };

@@ -6,7 +6,7 @@
  * its first event has version 1n. Global positions are strictly increasing across the store,
  * start at 1n, and are what subscribers checkpoint on. Both are bigint; serialise as strings.
  */
-import { uuidV7 as uuidv7 } from '../ids/uuid-v7.ts';
+import { uuidV7 } from '../ids/uuid-v7.ts';
 
 /** What the caller knows about the stream before appending. */
 export type ExpectedVersion =
@@ -164,7 +164,7 @@ export class EventStoreUnavailableError extends Error {
  * The id a store gives an event that comes without one: a UUIDv7, time-ordered, so that the
  * stores' unique indexes on event ids grow at their end instead of at a random page.
  */
-export const newEventId = (): string => uuidv7();
+export const newEventId = (): string => uuidV7();
 
 export const categoryOf = (streamName: string): string => {
   const dash = streamName.indexOf('-');
