@@ -240,6 +240,28 @@ describe('embedded SQLite log', () => {
     expect(errors).toEqual([]);
   });
 
+  it('a publish and a pop wait for a lock held by another connection without stopping the thread', async () => {
+    const file = tempFile();
+    const broker = openBroker({ path: file, busyTimeoutMs: 5000 });
+    await broker.publish([{ topic: 'inbound.wait', value: 'first' }]);
+    const other = new Database(file);
+    other.exec('BEGIN IMMEDIATE');
+    // Released by a timer of this thread: a thread asleep in SQLite's busy handler would never run it.
+    const release = setTimeout(() => {
+      other.exec('COMMIT');
+      other.close();
+    }, 100);
+    try {
+      const started = Date.now();
+      const [, popped] = await Promise.all([broker.publish([{ topic: 'inbound.wait', value: 'second' }]), broker.pop('inbound.wait', 5)]);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(90);
+      expect(values(popped)).toEqual(['first', 'second']);
+    } finally {
+      clearTimeout(release);
+      if (other.open) other.close();
+    }
+  });
+
   it('a consumer whose commit fails reports it and hands the batch again', async () => {
     const file = tempFile();
     const broker = openBroker({ path: file, busyTimeoutMs: 20 });

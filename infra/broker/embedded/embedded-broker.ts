@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { BrokerUnavailableError, type Broker, type ConsumedRecord, type OutgoingRecord } from '../port.ts';
 import { createEmbeddedConsumer, type Claim, type ConsumerSource, type EmbeddedConsumer } from './embedded-consumer.ts';
 import { openCommitSignal } from '../../sqlite/commit-signal.ts';
+import { createGroupCommit } from '../../sqlite/group-commit.ts';
 import { messageOf, openSqlite, type SqliteSynchronous } from '../../sqlite/open-sqlite.ts';
 import { schemaSql, SCHEMA_VERSION, sql, type LeaseRow, type RecordRow } from './schema.ts';
 
@@ -31,10 +32,11 @@ const PRUNE_CHUNK = 1000;
  * The embedded broker: a durable log in one SQLite file (WAL), shareable by the processes of one
  * host. Topics have one partition (0) and dense offsets from 0.
  *
- * - A publish is one `BEGIN IMMEDIATE` transaction; a record carrying an id is published once per
- *   topic, even after it was popped or consumed (until its id is pruned with the retention).
- * - A pop is one `BEGIN IMMEDIATE` transaction that deletes what it returns: a popped record is
- *   gone for every connection.
+ * - Publishes and pops are group-committed (`infra/sqlite/group-commit.ts`): those of one turn of
+ *   the event loop share a `BEGIN IMMEDIATE` transaction, each in its own savepoint, and wait for
+ *   another connection's write lock without stopping the thread. A record carrying an id is
+ *   published once per topic, even after it was popped or consumed (until its id is pruned with
+ *   the retention). A pop deletes what it returns: a popped record is gone for every connection.
  * - Consumers are woken right after a publish of this thread (setImmediate) or of another thread
  *   of this process (a commit signal) and, when another process committed (`PRAGMA
  *   data_version`), within `pollIntervalMs`.
@@ -130,6 +132,16 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
     }
   };
 
+  /** Publishes and pops of the same turn of the event loop share one transaction (see group-commit.ts). */
+  const groupCommit = createGroupCommit(db, {
+    busyTimeoutMs: options.busyTimeoutMs ?? 5000,
+    mapError: toBrokerError,
+    onCommitted: () => {
+      scheduleWake();
+      commitSignal.notify();
+    },
+  });
+
   const wakeAll = (): void => {
     wakeScheduled = false;
     for (const consumer of consumers) consumer.wake();
@@ -201,9 +213,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
       if (closed) throw new BrokerUnavailableError('The embedded broker is closed');
       for (const record of records) validRecord(record);
       if (records.length === 0) return;
-      guard(() => publishTx.immediate(records));
-      scheduleWake();
-      commitSignal.notify();
+      await groupCommit.enqueue(() => publishTx(records));
     },
 
     async consume(consumeOptions) {
@@ -227,7 +237,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
       if (max === 0) return [];
       // Most polls find nothing: a plain read says so without taking the write lock.
       if (guard(() => s.hasDue.get(topic, Date.now())) === undefined) return [];
-      return guard(() => popTx.immediate(topic, max));
+      return groupCommit.enqueue(() => popTx(topic, max));
     },
 
     async depth(topic, groupId) {
@@ -247,6 +257,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
     close() {
       closing ??= (async () => {
         closed = true;
+        groupCommit.close(new BrokerUnavailableError('The embedded broker is closed'));
         commitSignal.close();
         clearInterval(poller);
         clearInterval(pruner);

@@ -164,6 +164,37 @@ describe('SQLite event store (adapter specific)', () => {
     expect((await store.appendToStream('a-1', [{ type: 'T', data: 2 }], { expectedVersion: 1n })).nextVersion).toBe(2n);
   });
 
+  it('waits for a write lock held by another connection without stopping its thread, and commits once it is free', async () => {
+    const store = open({ busyTimeoutMs: 5000 });
+    await store.appendToStream('a-1', [{ type: 'T', data: 1 }]);
+    const locker = new Database(file);
+    locker.exec('BEGIN IMMEDIATE');
+    // The lock is released by a timer of this very thread: SQLite's busy handler, which sleeps the
+    // thread, would never let it run, and the append would fail after the busy timeout.
+    const ticks: number[] = [];
+    const ticker = setInterval(() => ticks.push(Date.now()), 5);
+    const release = setTimeout(() => {
+      locker.exec('COMMIT');
+      locker.close();
+    }, 150);
+    try {
+      const started = Date.now();
+      const [second, third] = await Promise.all([
+        store.appendToStream('a-1', [{ type: 'T', data: 2 }], { expectedVersion: 1n }),
+        store.appendToStream('a-2', [{ type: 'T', data: 'other' }]),
+      ]);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+      expect(second.nextVersion).toBe(2n);
+      expect(third.nextVersion).toBe(1n);
+      expect(ticks.length).toBeGreaterThanOrEqual(10);
+    } finally {
+      clearInterval(ticker);
+      clearTimeout(release);
+      if (locker.open) locker.close();
+    }
+    expect((await store.readStream('a-1')).events.map((e) => e.data)).toEqual([1, 2]);
+  });
+
   it('fails to open an unusable path with EventStoreUnavailableError', () => {
     expect(() => createSqliteEventStore({ path: dir })).toThrow(EventStoreUnavailableError);
   });

@@ -13,6 +13,7 @@ import {
 } from '../port.ts';
 import { createAsyncCatchUpSubscription, type AsyncCatchUpSubscription } from '../catch-up-subscription.ts';
 import { openCommitSignal } from '../../sqlite/commit-signal.ts';
+import { createGroupCommit } from '../../sqlite/group-commit.ts';
 import { messageOf, openSqlite, type SqliteSynchronous } from '../../sqlite/open-sqlite.ts';
 import { readAllSql, schemaSql, SCHEMA_VERSION, sql, type EventRow, type ReadAllShape } from './schema.ts';
 
@@ -34,14 +35,17 @@ const readAllStatementCacheSize = 64;
 /**
  * The event store on one SQLite file (WAL mode), shareable by several processes (server, CLI).
  *
- * - An append is one `BEGIN IMMEDIATE` transaction: version check, inserts, stream version update.
+ * - An append is one savepoint (version check, inserts, stream version update) in a group commit
+ *   (`infra/sqlite/group-commit.ts`): the appends of one turn of the event loop share one
+ *   `BEGIN IMMEDIATE` transaction, and wait for another connection's write lock without
+ *   stopping the thread.
  * - Appending no events checks the expected version and returns the stream as it is
  *   (`lastPosition` is the position of the stream's last event, 0n for an empty stream).
  * - Subscriptions are woken right after a commit of this thread (setImmediate) or of another
  *   thread of this process (a commit signal), and poll every `pollIntervalMs` for commits of
  *   other processes. The poll timer is unref'd: it does not keep
  *   the process alive by itself.
- * - SQLite failures (busy after the timeout, I/O, disk full, read-only, use after close) reject
+ * - SQLite failures (write lock still taken after `busyTimeoutMs`, I/O, disk full, read-only, use after close) reject
  *   with EventStoreUnavailableError. A duplicate event id rejects with a plain Error.
  * - `data` and `metadata` are stored as JSON text: `undefined` data reads back as `null`.
  */
@@ -156,46 +160,18 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
     }
   };
 
-  /**
-   * Group commit: writes issued in the same turn of the event loop share one transaction (one
-   * fsync at synchronous=full), each inside its own savepoint, so a conflict fails only its own
-   * write. A write resolves once the shared transaction has committed.
-   */
-  interface QueuedWrite {
-    run: () => unknown;
-    resolve: (value: never) => void;
-    reject: (error: unknown) => void;
-  }
-  let writes: QueuedWrite[] = [];
-  const commitWrites = db.transaction((batch: readonly QueuedWrite[]) =>
-    batch.map((write) => {
-      try {
-        return { ok: true as const, value: write.run() };
-      } catch (error) {
-        return { ok: false as const, error };
-      }
-    }),
-  );
-  const flushWrites = (): void => {
-    const batch = writes;
-    writes = [];
-    let results: ReturnType<typeof commitWrites>;
-    try {
-      results = guard(() => commitWrites.immediate(batch));
-    } catch (error) {
-      for (const write of batch) write.reject(error);
-      return;
-    }
-    results.forEach((result, i) => (result.ok ? batch[i]!.resolve(result.value as never) : batch[i]!.reject(toStoreError(result.error))));
-    scheduleWake();
-    commitSignal.notify();
-  };
+  /** Writes of the same turn of the event loop share one transaction (see group-commit.ts). */
+  const groupCommit = createGroupCommit(db, {
+    busyTimeoutMs: options.busyTimeoutMs ?? 5000,
+    mapError: toStoreError,
+    onCommitted: () => {
+      scheduleWake();
+      commitSignal.notify();
+    },
+  });
   const enqueueWrite = <T>(run: () => T): Promise<T> => {
     if (closed) return Promise.reject(new EventStoreUnavailableError('The SQLite event store is closed'));
-    return new Promise<T>((resolve, reject) => {
-      writes.push({ run, resolve: resolve as (value: never) => void, reject });
-      if (writes.length === 1) setImmediate(flushWrites);
-    });
+    return groupCommit.enqueue(run);
   };
 
   /** Reads are synchronous: the head and the events up to it come from one state of the file. */
@@ -273,6 +249,7 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
     close() {
       closing ??= (async () => {
         closed = true;
+        groupCommit.close(new EventStoreUnavailableError('The SQLite event store is closed'));
         commitSignal.close();
         await Promise.all([...subscriptions].map((subscription) => subscription.stop()));
         if (poller !== undefined) clearInterval(poller);

@@ -1,0 +1,138 @@
+import Database from 'better-sqlite3';
+
+/**
+ * Group commit on one SQLite connection that never makes its thread sleep on another
+ * connection's write lock.
+ *
+ * - Writes queued in the same turn of the event loop run in one `BEGIN IMMEDIATE` transaction,
+ *   so they share one commit (one fsync at `synchronous=full`). Each write runs on its own: one
+ *   that throws fails alone (a write of several statements must be a nested transaction, that is
+ *   a savepoint, to be undone alone). A write's promise settles once the shared transaction has
+ *   committed.
+ * - When another connection (a thread or a process) holds the write lock, the attempt fails at
+ *   once instead of waiting in SQLite's busy handler, which sleeps the whole thread for 1, 2,
+ *   5, 10 ... ms and so stopped every request of an API thread. The thread goes on serving; the
+ *   transaction is tried again on the next turn, then every millisecond, and the writes queued
+ *   meanwhile join it. After `busyTimeoutMs` without the lock, the queued writes reject with the
+ *   busy error, as SQLite's own busy timeout would.
+ * - Reads on the connection keep the connection's own busy timeout: only the lock attempt does
+ *   not wait.
+ */
+export interface GroupCommit {
+  /** Runs `write` inside the next shared transaction; settles when that transaction has committed. */
+  enqueue<T>(write: () => T): Promise<T>;
+  /** Rejects every queued write with `error` and refuses new ones with it. */
+  close(error: unknown): void;
+}
+
+export interface GroupCommitOptions {
+  /** How long queued writes wait for the write lock before they fail. */
+  readonly busyTimeoutMs: number;
+  /** Called after each commit, before the writes' promises settle. */
+  readonly onCommitted?: () => void;
+  /** Maps a failure of the shared transaction (or of a write) to what the caller rejects with. */
+  readonly mapError: (error: unknown) => unknown;
+  /** Milliseconds since some origin; injectable for tests. Default `Date.now`. */
+  readonly now?: () => number;
+}
+
+interface QueuedWrite {
+  readonly write: () => unknown;
+  readonly resolve: (value: never) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+type Outcome = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
+
+export const isBusy = (error: unknown): boolean =>
+  error instanceof Database.SqliteError && (error.code === 'SQLITE_BUSY' || error.code.startsWith('SQLITE_BUSY_'));
+
+export const createGroupCommit = (db: Database.Database, options: GroupCommitOptions): GroupCommit => {
+  const now = options.now ?? Date.now;
+  // A busy_timeout pragma takes effect when it is compiled, not when a prepared copy is stepped
+  // again, so it is issued afresh each time.
+  const busyTimeout = `busy_timeout = ${Number(db.pragma('busy_timeout', { simple: true }))}`;
+  const commitAll = db.transaction((batch: readonly QueuedWrite[]): Outcome[] =>
+    batch.map((queued) => {
+      try {
+        return { ok: true, value: queued.write() };
+      } catch (error) {
+        return { ok: false, error };
+      }
+    }),
+  );
+
+  let queue: QueuedWrite[] = [];
+  let scheduled = false;
+  let waitingSince: number | undefined;
+  let attempts = 0;
+  let closedWith: { error: unknown } | undefined;
+
+  /** The first try and the first retry on the next turn of the event loop, later ones every millisecond. */
+  const schedule = (): void => {
+    scheduled = true;
+    if (attempts > 1) setTimeout(flush, 1);
+    else setImmediate(flush);
+  };
+  const settled = (): QueuedWrite[] => {
+    const batch = queue;
+    queue = [];
+    waitingSince = undefined;
+    attempts = 0;
+    return batch;
+  };
+
+  /** Tries the write lock without waiting; undefined when another connection holds it. */
+  const tryCommit = (batch: readonly QueuedWrite[]): Outcome[] | undefined => {
+    db.pragma('busy_timeout = 0');
+    try {
+      return commitAll.immediate(batch);
+    } catch (error) {
+      if (isBusy(error) && !db.inTransaction) return undefined;
+      throw error;
+    } finally {
+      db.pragma(busyTimeout);
+    }
+  };
+
+  const flush = (): void => {
+    scheduled = false;
+    if (closedWith || queue.length === 0) return;
+    let outcomes: Outcome[] | undefined;
+    attempts += 1;
+    try {
+      outcomes = tryCommit(queue);
+    } catch (error) {
+      const mapped = options.mapError(error);
+      for (const queued of settled()) queued.reject(mapped);
+      return;
+    }
+    if (outcomes === undefined) {
+      waitingSince ??= now();
+      if (now() - waitingSince < options.busyTimeoutMs) return schedule();
+      const mapped = options.mapError(busyTimeoutError(options.busyTimeoutMs));
+      for (const queued of settled()) queued.reject(mapped);
+      return;
+    }
+    const batch = settled();
+    options.onCommitted?.();
+    outcomes.forEach((outcome, i) => (outcome.ok ? batch[i]!.resolve(outcome.value as never) : batch[i]!.reject(options.mapError(outcome.error))));
+  };
+
+  return {
+    enqueue: <T>(write: () => T): Promise<T> =>
+      new Promise<T>((resolve, reject) => {
+        if (closedWith) return reject(closedWith.error);
+        queue.push({ write, resolve: resolve as (value: never) => void, reject });
+        if (!scheduled) schedule();
+      }),
+    close: (error) => {
+      closedWith ??= { error };
+      for (const queued of settled()) queued.reject(error);
+    },
+  };
+};
+
+/** The error queued writes fail with when the lock stayed taken: SQLite's own busy error. */
+const busyTimeoutError = (ms: number): Error =>
+  new Database.SqliteError(`database is locked (the write lock stayed taken for ${ms} ms)`, 'SQLITE_BUSY');
