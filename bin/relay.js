@@ -1,6 +1,43 @@
 #!/usr/bin/env node
-// Relay's command line. The sources are TypeScript, loaded through tsx.
-import { register } from 'tsx/esm/api';
+// Relay's command line. It runs the JavaScript build in dist/ (`npm run build`; `npm start`,
+// `npm test` and `npm run bench` make it first) when that build is at least as new as every
+// source file, and the TypeScript sources through tsx otherwise: an edit is never shadowed by an
+// old build, and a checkout without a build still runs.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-register();
-await import('../apps/cli/main.ts');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const SOURCE_DIRS = ['apps', 'domain', 'infra', 'projections'];
+
+/** When the build in dist/ read its sources, if there is one. */
+const buildTime = () => {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(root, 'dist/build.json'), 'utf8')).sourcesAsOf;
+  } catch {
+    return undefined;
+  }
+};
+
+/** Whether a file that goes into the build changed after `time` (tests and their fixtures do not go in). */
+const changedSince = (time) => {
+  if (fs.statSync(path.join(root, 'package.json')).mtimeMs > time) return true;
+  for (const dir of SOURCE_DIRS) {
+    for (const entry of fs.readdirSync(path.join(root, dir), { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile() || entry.name.endsWith('.spec.ts') || !/\.(ts|js|mjs)$/.test(entry.name)) continue;
+      const file = path.join(entry.parentPath ?? entry.path, entry.name);
+      if (file.includes(`${path.sep}fixtures${path.sep}`)) continue;
+      if (fs.statSync(file).mtimeMs > time) return true;
+    }
+  }
+  return false;
+};
+
+const built = buildTime();
+if (typeof built === 'number' && process.env.RELAY_FROM_SOURCES !== '1' && !changedSince(built)) {
+  await import('../dist/main.js');
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../apps/cli/main.ts');
+}

@@ -78,7 +78,7 @@ const main = async () => {
     RATE_LIMIT_VERIFY_PER_MIN: '1000000000',
     ...(onKafka ? { BROKER: 'kafka', KAFKA_BROKERS: kafkaBrokers(), KAFKA_TOPIC_PREFIX: `${path.basename(dataDir)}.` } : {}),
   };
-  const bare = await startProcess(['--import', 'tsx', 'scripts/bench/bare-fastify.ts'], {}, barePort);
+  const bare = await startProcess(['scripts/bench/bare-fastify.mjs'], {}, barePort);
   const relay = await startProcess(['bin/relay.js', 'start'], env, relayPort);
   const base = `http://127.0.0.1:${relayPort}`;
   const results: string[] = [];

@@ -38,7 +38,9 @@ withConfigOptions(
   const config = configFrom(options);
   const relay = await startRelay(config, options.role as Role);
   const log = relay.ctx.log;
-  log.info({ role: options.role, port: config.PORT, host: config.HOST, dataDir: config.dataDir, version: VERSION }, 'relay started');
+  // `code`: whether this runs the JavaScript build (dist/) or the TypeScript sources (see bin/relay.js).
+  const code = import.meta.url.endsWith('.ts') ? 'sources' : 'build';
+  log.info({ role: options.role, port: config.PORT, host: config.HOST, dataDir: config.dataDir, version: VERSION, code }, 'relay started');
   const shutdown = (signal: string) => {
     log.info({ signal }, 'shutting down');
     relay.close().then(

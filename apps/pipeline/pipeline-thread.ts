@@ -20,7 +20,9 @@ export interface PipelineThreadOptions {
   readonly stopTimeoutMs?: number;
 }
 
-const ENTRY = new URL('./thread-entry.js', import.meta.url);
+// Run from the TypeScript sources, the thread starts with tsx registered (thread-entry.js); run
+// from the build, the thread's own entry sits next to the chunk this code is in (scripts/build.mjs).
+const ENTRY = import.meta.url.endsWith('.ts') ? new URL('./thread-entry.js', import.meta.url) : new URL('./thread-main.js', import.meta.url);
 const MAX_RESTART_DELAY_MS = 30_000;
 
 const spawn = (config: Config): Promise<Worker> =>

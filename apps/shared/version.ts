@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import packageJson from '../../package.json' with { type: 'json' };
 
-/** The package's semver, reported by health. */
-export const VERSION: string = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+/** The package's semver, reported by health (built into dist/ by scripts/build.mjs). */
+export const VERSION: string = packageJson.version;
