@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: throughput and latency of Relay on its embedded default, next to a bare
  * Fastify server measured in the same run, printed as figures and ratios (the machines are
- * shared and noisy, so ratios are what compares across runs). Options: --duration <s> (5),
+ * shared and noisy, so ratios are what compares across runs; each ratio pairs alternating slices of
+ * the anchor and Relay). Options: --duration <s> (5), --rounds <n> (4),
  * --broker kafka (Relay on Kafka: KAFKA_BROKERS, or the project's local Kafka started here; Kafka's
  * own ProducerPerformance for the same record size is measured in the same run as the anchor).
  */
@@ -14,6 +15,9 @@ import { SimulatorStore } from '../infra/messenger/simulator/simulator-store.ts'
 import { freePort, ROOT, runCli } from '../test/support/relay-process.ts';
 
 const duration = Number(process.argv[process.argv.indexOf('--duration') + 1]) || 5;
+/** Paired measures: this many anchor/Relay slices of `slice` seconds each. */
+const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 4;
+const slice = Math.max(1, Math.round((duration * 2) / rounds));
 const connections = 10;
 const onKafka = process.argv.includes('--broker') && process.argv[process.argv.indexOf('--broker') + 1] === 'kafka';
 const kafkaScript = path.join(ROOT, 'scripts/kafka-local.sh');
@@ -50,12 +54,45 @@ const startProcess = async (args: string[], env: Record<string, string>, port: n
   throw new Error(`process ${args.join(' ')} did not start`);
 };
 
-const load = async (url: string, options: Partial<autocannon.Options> = {}) => {
-  // A short warm-up first, so that both servers are measured with their code optimised.
-  await autocannon({ url, connections, duration: 1, ...options });
-  const result = await autocannon({ url, connections, duration, ...options });
+type Measured = { rps: number; p50: number; p99: number };
+
+/** One autocannon run of `seconds`; a non-2xx answer or a socket error fails the benchmark. */
+const run = async (url: string, options: Partial<autocannon.Options>, seconds: number): Promise<Measured> => {
+  const result = await autocannon({ url, connections, duration: seconds, ...options });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+};
+
+const median = (values: number[]) => percentile(values, 50);
+
+/** A load of `duration` seconds, after a 1 s warm-up (so that the code is measured optimised). */
+const load = async (url: string, options: Partial<autocannon.Options> = {}): Promise<Measured> => {
+  await run(url, options, 1);
+  return run(url, options, duration);
+};
+
+/**
+ * Relay and its anchor in alternating slices (anchor, Relay, anchor, Relay, ...), so that each
+ * ratio compares the two under the same state of a shared VM: measured one after the other, a
+ * change of the VM's speed between the two phases moved the ratio by up to a third. The ratio is
+ * the median of the slices' ratios; Relay's req/s the mean of its slices, p50 the median, p99 the
+ * highest.
+ */
+const paired = async (anchor: [string, Partial<autocannon.Options>], relay: [string, Partial<autocannon.Options>]) => {
+  await run(...anchor, 1);
+  await run(...relay, 1);
+  const anchors: Measured[] = [];
+  const relays: Measured[] = [];
+  for (let i = 0; i < rounds; i++) {
+    anchors.push(await run(...anchor, slice));
+    relays.push(await run(...relay, slice));
+  }
+  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+  return {
+    anchor: { rps: mean(anchors.map((m) => m.rps)), p50: median(anchors.map((m) => m.p50)), p99: Math.max(...anchors.map((m) => m.p99)) },
+    relay: { rps: mean(relays.map((m) => m.rps)), p50: median(relays.map((m) => m.p50)), p99: Math.max(...relays.map((m) => m.p99)) },
+    ratio: median(relays.map((m, i) => m.rps / anchors[i]!.rps)),
+  };
 };
 
 const percentile = (values: number[], p: number) => {
@@ -102,30 +139,30 @@ const main = async () => {
     const message = (i: number) => ({ appId: app.id, messenger: 'signal', contactId: '+15550001', message: `bench message ${i} `.padEnd(120, 'x') });
     const sendBody = (n: number) => JSON.stringify({ messages: Array.from({ length: n }, (_, i) => message(i)) });
 
-    const bareGet = await load(`http://127.0.0.1:${barePort}/health`);
-    const health = await load(`${base}/api/v1/health`);
-    const verify = await load(`${base}/api/v1/auth/verify`, { headers: auth });
-    const poll = await load(`${base}/api/v1/messages/poll`, { headers: auth });
-    const barePost = await load(`http://127.0.0.1:${barePort}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: sendBody(1) });
-    const send1 = await load(`${base}/api/v1/messages/send`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: sendBody(1) });
+    const bareGetTarget: [string, Partial<autocannon.Options>] = [`http://127.0.0.1:${barePort}/health`, {}];
+    const barePostTarget: [string, Partial<autocannon.Options>] = [`http://127.0.0.1:${barePort}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: sendBody(1) }];
+    const health = await paired(bareGetTarget, [`${base}/api/v1/health`, {}]);
+    const verify = await paired(bareGetTarget, [`${base}/api/v1/auth/verify`, { headers: auth }]);
+    const poll = await paired(bareGetTarget, [`${base}/api/v1/messages/poll`, { headers: auth }]);
+    const send1 = await paired(barePostTarget, [`${base}/api/v1/messages/send`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: sendBody(1) }]);
     const send50 = await load(`${base}/api/v1/messages/send`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: sendBody(50) });
     const rss = rssMb(relay.pid!);
 
     const fmt = (r: { rps: number; p50: number; p99: number }) => `${Math.round(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms`;
     const ratio = (a: number, b: number) => (a / b).toFixed(2);
-    row('bare Fastify GET', fmt(bareGet));
-    row('bare Fastify POST', fmt(barePost));
-    row('health', `${fmt(health)} — ${ratio(health.rps, bareGet.rps)}× bare GET (target ≥ 0.9)`);
-    row('verify', `${fmt(verify)} — ${ratio(verify.rps, bareGet.rps)}× bare GET (target ≥ 0.6)`);
-    row('empty poll', `${fmt(poll)} — ${ratio(poll.rps, bareGet.rps)}× bare GET (target ≥ 0.6)`);
-    row('send 1 message', `${fmt(send1)} — ${ratio(send1.rps, barePost.rps)}× bare POST (target ≥ 0.35)`);
+    row('bare Fastify GET (anchor, during health)', fmt(health.anchor));
+    row('bare Fastify POST (anchor, during send 1)', fmt(send1.anchor));
+    row('health', `${fmt(health.relay)} — ${health.ratio.toFixed(2)}× bare GET (target ≥ 0.9)`);
+    row('verify', `${fmt(verify.relay)} — ${verify.ratio.toFixed(2)}× bare GET (target ≥ 0.6)`);
+    row('empty poll', `${fmt(poll.relay)} — ${poll.ratio.toFixed(2)}× bare GET (target ≥ 0.6)`);
+    row('send 1 message', `${fmt(send1.relay)} — ${send1.ratio.toFixed(2)}× bare POST (target ≥ 0.35)`);
     row('send 50 messages', `${fmt(send50)} — ${Math.round(send50.rps * 50)} accepted messages/s (target ≥ ${onKafka ? '25,000' : '50,000'})`);
     row('RSS after load', `${rss.toFixed(0)} MB (target ≤ 200)`);
 
     // Let the delivery worker drain the backlog the load left, then measure latencies one at a time.
     const simulator = new SimulatorStore(dataDir);
     const drainStart = Date.now();
-    const sent = Math.round((send1.rps + send50.rps * 50) * duration);
+    const sent = Math.round(send1.relay.rps * slice * rounds + send50.rps * 50 * duration);
     while (simulator.deliveries().length < sent * 0.95 && Date.now() - drainStart < 120_000) await new Promise((r) => setTimeout(r, 500));
     row('backlog drained', `${simulator.deliveries().length} deliveries in ${((Date.now() - drainStart) / 1000).toFixed(1)} s after the load`);
 
@@ -177,7 +214,9 @@ const main = async () => {
     bare.kill('SIGTERM');
   }
   console.log(`\n| measure | result |\n|---|---|\n${results.join('\n')}`);
-  console.log(`\nnode ${process.version}, ${os.cpus().length} cores, ${duration} s per load phase, ${connections} connections`);
+  console.log(
+    `\nnode ${process.version}, ${os.cpus().length} cores, ${connections} connections; paired measures: ${rounds} × (${slice} s anchor + ${slice} s Relay); send of 50: ${duration} s`,
+  );
   fs.rmSync(dataDir, { recursive: true, force: true });
 };
 

@@ -11,8 +11,9 @@
 //   are loaded only by the processes and threads that use them.
 // - Packages stay in node_modules (native better-sqlite3, and each package's own files).
 // - The new build is written next to `dist/` and swapped in whole, so that a process starting
-//   meanwhile sees the old build or the new one, never half of one. `dist/build.json` says when
-//   the sources were read (`sourcesAsOf`, epoch ms): a source changed later makes the build stale.
+//   meanwhile sees the old build or the new one, never half of one; when the code did not change,
+//   only `dist/build.json` is replaced. `dist/build.json` says when the sources were read
+//   (`sourcesAsOf`, epoch ms): a source changed later makes the build stale.
 import { build } from 'esbuild';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -38,10 +39,28 @@ await build({
   chunkNames: 'chunk-[hash]',
   logLevel: 'warning',
 });
-fs.writeFileSync(path.join(staging, 'build.json'), `${JSON.stringify({ sourcesAsOf: started, node: process.version })}\n`);
+const info = `${JSON.stringify({ sourcesAsOf: started, node: process.version })}\n`;
 
-const retired = `${dist}.old-${process.pid}`;
-if (fs.existsSync(dist)) fs.renameSync(dist, retired);
-fs.renameSync(staging, dist);
-fs.rmSync(retired, { recursive: true, force: true });
+/** Whether `dist/` already holds exactly these files (the build.json aside). */
+const unchanged = () => {
+  const files = (dir) => fs.readdirSync(dir).filter((name) => name !== 'build.json').sort();
+  if (!fs.existsSync(path.join(dist, 'build.json'))) return false;
+  const built = files(staging);
+  const current = files(dist);
+  return built.length === current.length && built.every((name, i) => name === current[i] && fs.readFileSync(path.join(staging, name)).equals(fs.readFileSync(path.join(dist, name))));
+};
+
+if (unchanged()) {
+  // Same code: only the build's time moves on (written whole, by rename), so that processes
+  // running from dist/ meanwhile are not disturbed at all.
+  fs.writeFileSync(path.join(staging, 'build.json'), info);
+  fs.renameSync(path.join(staging, 'build.json'), path.join(dist, 'build.json'));
+  fs.rmSync(staging, { recursive: true, force: true });
+} else {
+  fs.writeFileSync(path.join(staging, 'build.json'), info);
+  const retired = `${dist}.old-${process.pid}`;
+  if (fs.existsSync(dist)) fs.renameSync(dist, retired);
+  fs.renameSync(staging, dist);
+  fs.rmSync(retired, { recursive: true, force: true });
+}
 console.log(`relay: built dist/ in ${Date.now() - started} ms`);
