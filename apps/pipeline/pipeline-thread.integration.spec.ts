@@ -2,9 +2,23 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import type { Worker as WorkerType } from 'node:worker_threads';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig } from '../shared/config.ts';
 import { startPipelineThread, type PipelineThread } from './pipeline-thread.ts';
+
+// The real Worker class, recording each thread started, so that a test can end one as a crash would.
+const workers = vi.hoisted(() => [] as WorkerType[]);
+vi.mock('node:worker_threads', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('node:worker_threads')>();
+  class RecordedWorker extends actual.Worker {
+    constructor(...args: ConstructorParameters<typeof actual.Worker>) {
+      super(...args);
+      workers.push(this);
+    }
+  }
+  return { ...actual, Worker: RecordedWorker, default: { ...actual, Worker: RecordedWorker } };
+});
 
 const dirs: string[] = [];
 const started: PipelineThread[] = [];
@@ -42,5 +56,22 @@ describe('the delivery pipeline thread (role all)', () => {
     const failure = await startPipelineThread(configFor({ SIGNAL_CLI_URL: 'http://127.0.0.1:1' }), silent).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(ConfigError);
     expect((failure as Error).message).toBe('Invalid configuration SIGNAL_CLI_URL: the signal daemon connector is not available in this version');
+  });
+
+  it('starts a thread that died again, and stops the new one', async () => {
+    const lines: Array<{ msg: string }> = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as { msg: string }) });
+    workers.length = 0;
+    const thread = await startPipelineThread(configFor(), log, { restartDelayMs: 50 });
+    started.push(thread);
+    expect(workers).toHaveLength(1);
+    await workers[0]!.terminate(); // ends it from outside, as a crash would
+    await vi.waitFor(() => expect(lines.map((line) => line.msg)).toContain('the delivery pipeline thread runs again'), { timeout: 10_000 });
+    expect(lines.map((line) => line.msg)).toContain('the delivery pipeline thread stopped; starting it again in 50 ms');
+    expect(workers).toHaveLength(2);
+    expect(await thread.metrics()).toHaveLength(1); // the new thread answers
+    await thread.stop();
+    expect(workers[1]!.threadId).toBe(-1); // exited
+    expect(await thread.metrics()).toEqual([]);
   });
 });
