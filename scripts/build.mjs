@@ -24,6 +24,17 @@ const dist = path.join(root, 'dist');
 const staging = path.join(root, `dist.build-${process.pid}`);
 const started = Date.now();
 
+/**
+ * `--if-possible` (what `npm start` uses): a build that cannot be made (a read-only checkout, say)
+ * is reported in one line and Relay starts from its sources instead of not at all.
+ */
+const ifPossible = process.argv.includes('--if-possible');
+process.on('uncaughtException', (error) => {
+  fs.rmSync(staging, { recursive: true, force: true });
+  console.error(`relay: cannot build dist/ (${error instanceof Error ? error.message.split('\n').slice(0, 2).join(' ') : String(error)})${ifPossible ? '; running from the sources' : ''}`);
+  process.exit(ifPossible ? 0 : 1);
+});
+
 fs.rmSync(staging, { recursive: true, force: true });
 await build({
   absWorkingDir: root,
@@ -37,7 +48,8 @@ await build({
   packages: 'external',
   sourcemap: 'linked',
   chunkNames: 'chunk-[hash]',
-  logLevel: 'warning',
+  // With --if-possible a failure is said in one line (the first error in it) instead of one per file.
+  logLevel: ifPossible ? 'silent' : 'warning',
 });
 const info = `${JSON.stringify({ sourcesAsOf: started, node: process.version })}\n`;
 
