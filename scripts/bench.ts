@@ -55,6 +55,8 @@ const startProcess = async (args: string[], env: Record<string, string>, port: n
 };
 
 type Measured = { rps: number; p50: number; p99: number };
+/** What autocannon loads: a URL and its request options. */
+type Target = [url: string, options: Partial<autocannon.Options>];
 
 /** One autocannon run of `seconds`; a non-2xx answer or a socket error fails the benchmark. */
 const run = async (url: string, options: Partial<autocannon.Options>, seconds: number): Promise<Measured> => {
@@ -78,7 +80,7 @@ const load = async (url: string, options: Partial<autocannon.Options> = {}): Pro
  * the median of the slices' ratios; Relay's req/s the mean of its slices, p50 the median, p99 the
  * highest.
  */
-const paired = async (anchor: [string, Partial<autocannon.Options>], relay: [string, Partial<autocannon.Options>]) => {
+const paired = async (anchor: Target, relay: Target) => {
   await run(...anchor, 1);
   await run(...relay, 1);
   const anchors: Measured[] = [];
@@ -87,10 +89,14 @@ const paired = async (anchor: [string, Partial<autocannon.Options>], relay: [str
     anchors.push(await run(...anchor, slice));
     relays.push(await run(...relay, slice));
   }
-  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+  const summary = (slices: Measured[]): Measured => ({
+    rps: slices.reduce((sum, m) => sum + m.rps, 0) / slices.length,
+    p50: median(slices.map((m) => m.p50)),
+    p99: Math.max(...slices.map((m) => m.p99)),
+  });
   return {
-    anchor: { rps: mean(anchors.map((m) => m.rps)), p50: median(anchors.map((m) => m.p50)), p99: Math.max(...anchors.map((m) => m.p99)) },
-    relay: { rps: mean(relays.map((m) => m.rps)), p50: median(relays.map((m) => m.p50)), p99: Math.max(...relays.map((m) => m.p99)) },
+    anchor: summary(anchors),
+    relay: summary(relays),
     ratio: median(relays.map((m, i) => m.rps / anchors[i]!.rps)),
   };
 };
@@ -139,8 +145,8 @@ const main = async () => {
     const message = (i: number) => ({ appId: app.id, messenger: 'signal', contactId: '+15550001', message: `bench message ${i} `.padEnd(120, 'x') });
     const sendBody = (n: number) => JSON.stringify({ messages: Array.from({ length: n }, (_, i) => message(i)) });
 
-    const bareGetTarget: [string, Partial<autocannon.Options>] = [`http://127.0.0.1:${barePort}/health`, {}];
-    const barePostTarget: [string, Partial<autocannon.Options>] = [`http://127.0.0.1:${barePort}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: sendBody(1) }];
+    const bareGetTarget: Target = [`http://127.0.0.1:${barePort}/health`, {}];
+    const barePostTarget: Target = [`http://127.0.0.1:${barePort}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: sendBody(1) }];
     const health = await paired(bareGetTarget, [`${base}/api/v1/health`, {}]);
     const verify = await paired(bareGetTarget, [`${base}/api/v1/auth/verify`, { headers: auth }]);
     const poll = await paired(bareGetTarget, [`${base}/api/v1/messages/poll`, { headers: auth }]);

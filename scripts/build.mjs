@@ -29,29 +29,6 @@ const started = Date.now();
  * is reported in one line and Relay starts from its sources instead of not at all.
  */
 const ifPossible = process.argv.includes('--if-possible');
-process.on('uncaughtException', (error) => {
-  fs.rmSync(staging, { recursive: true, force: true });
-  console.error(`relay: cannot build dist/ (${error instanceof Error ? error.message.split('\n').slice(0, 2).join(' ') : String(error)})${ifPossible ? '; running from the sources' : ''}`);
-  process.exit(ifPossible ? 0 : 1);
-});
-
-fs.rmSync(staging, { recursive: true, force: true });
-await build({
-  absWorkingDir: root,
-  entryPoints: { main: 'apps/cli/main.ts', 'thread-main': 'apps/pipeline/thread-main.ts' },
-  outdir: staging,
-  bundle: true,
-  splitting: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  packages: 'external',
-  sourcemap: 'linked',
-  chunkNames: 'chunk-[hash]',
-  // With --if-possible a failure is said in one line (the first error in it) instead of one per file.
-  logLevel: ifPossible ? 'silent' : 'warning',
-});
-const info = `${JSON.stringify({ sourcesAsOf: started, node: process.version })}\n`;
 
 /** Whether `dist/` already holds exactly these files (the build.json aside). */
 const unchanged = () => {
@@ -62,17 +39,39 @@ const unchanged = () => {
   return built.length === current.length && built.every((name, i) => name === current[i] && fs.readFileSync(path.join(staging, name)).equals(fs.readFileSync(path.join(dist, name))));
 };
 
-if (unchanged()) {
-  // Same code: only the build's time moves on (written whole, by rename), so that processes
-  // running from dist/ meanwhile are not disturbed at all.
-  fs.writeFileSync(path.join(staging, 'build.json'), info);
-  fs.renameSync(path.join(staging, 'build.json'), path.join(dist, 'build.json'));
+try {
   fs.rmSync(staging, { recursive: true, force: true });
-} else {
-  fs.writeFileSync(path.join(staging, 'build.json'), info);
-  const retired = `${dist}.old-${process.pid}`;
-  if (fs.existsSync(dist)) fs.renameSync(dist, retired);
-  fs.renameSync(staging, dist);
-  fs.rmSync(retired, { recursive: true, force: true });
+  await build({
+    absWorkingDir: root,
+    entryPoints: { main: 'apps/cli/main.ts', 'thread-main': 'apps/pipeline/thread-main.ts' },
+    outdir: staging,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    packages: 'external',
+    sourcemap: 'linked',
+    chunkNames: 'chunk-[hash]',
+    // With --if-possible a failure is said in one line (the first error in it) instead of one per file.
+    logLevel: ifPossible ? 'silent' : 'warning',
+  });
+  fs.writeFileSync(path.join(staging, 'build.json'), `${JSON.stringify({ sourcesAsOf: started, node: process.version })}\n`);
+  if (unchanged()) {
+    // Same code: only the build's time moves on (written whole, by rename), so that processes
+    // running from dist/ meanwhile are not disturbed at all.
+    fs.renameSync(path.join(staging, 'build.json'), path.join(dist, 'build.json'));
+    fs.rmSync(staging, { recursive: true, force: true });
+  } else {
+    const retired = `${dist}.old-${process.pid}`;
+    if (fs.existsSync(dist)) fs.renameSync(dist, retired);
+    fs.renameSync(staging, dist);
+    fs.rmSync(retired, { recursive: true, force: true });
+  }
+  console.log(`relay: built dist/ in ${Date.now() - started} ms`);
+} catch (error) {
+  fs.rmSync(staging, { recursive: true, force: true });
+  const reason = error instanceof Error ? error.message.split('\n').slice(0, 2).join(' ') : String(error);
+  console.error(`relay: cannot build dist/ (${reason})${ifPossible ? '; running from the sources' : ''}`);
+  process.exitCode = ifPossible ? 0 : 1;
 }
-console.log(`relay: built dist/ in ${Date.now() - started} ms`);

@@ -13,6 +13,7 @@ import { copyEvents } from './commands/events-copy.ts';
 import { runProjectionsRebuild } from './commands/projections.ts';
 import { createSession, userIdForEmail } from './commands/session.ts';
 import { parseMessenger, simulateInbound } from './commands/simulate.ts';
+import { RUNNING_FROM } from '../shared/running-from.ts';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -38,9 +39,7 @@ withConfigOptions(
   const config = configFrom(options);
   const relay = await startRelay(config, options.role as Role);
   const log = relay.ctx.log;
-  // `code`: whether this runs the JavaScript build (dist/) or the TypeScript sources (see bin/relay.js).
-  const code = import.meta.url.endsWith('.ts') ? 'sources' : 'build';
-  log.info({ role: options.role, port: config.PORT, host: config.HOST, dataDir: config.dataDir, version: VERSION, code }, 'relay started');
+  log.info({ role: options.role, port: config.PORT, host: config.HOST, dataDir: config.dataDir, version: VERSION, code: RUNNING_FROM }, 'relay started');
   const shutdown = (signal: string) => {
     log.info({ signal }, 'shutting down');
     relay.close().then(

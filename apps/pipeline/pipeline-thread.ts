@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { ConfigError, type Config } from '../shared/config.ts';
 import type { MetricsSnapshot } from '../shared/metrics.ts';
+import { RUNNING_FROM } from '../shared/running-from.ts';
 import type { FromPipeline, ToPipeline } from './thread-messages.ts';
 
 /** The delivery pipeline of role `all`, in a worker thread of this process. */
@@ -22,7 +23,7 @@ export interface PipelineThreadOptions {
 
 // Run from the TypeScript sources, the thread starts with tsx registered (thread-entry.js); run
 // from the build, the thread's own entry sits next to the chunk this code is in (scripts/build.mjs).
-const ENTRY = import.meta.url.endsWith('.ts') ? new URL('./thread-entry.js', import.meta.url) : new URL('./thread-main.js', import.meta.url);
+const ENTRY = RUNNING_FROM === 'sources' ? new URL('./thread-entry.js', import.meta.url) : new URL('./thread-main.js', import.meta.url);
 const MAX_RESTART_DELAY_MS = 30_000;
 
 const spawn = (config: Config): Promise<Worker> =>

@@ -19,7 +19,6 @@ describe('group commit', () => {
     db.exec('CREATE TABLE IF NOT EXISTS t (v INTEGER UNIQUE)');
     const insert = db.prepare('INSERT INTO t (v) VALUES (?)');
     const groupCommit = createGroupCommit(db, {
-      busyTimeoutMs,
       mapError: (error) => new Error('mapped', { cause: error }),
       onCommitted: () => committed.push(count()),
     });

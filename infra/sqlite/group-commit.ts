@@ -13,8 +13,8 @@ import Database from 'better-sqlite3';
  *   once instead of waiting in SQLite's busy handler, which sleeps the whole thread for 1, 2,
  *   5, 10 ... ms and so stopped every request of an API thread. The thread goes on serving; the
  *   transaction is tried again on the next turn, then every millisecond, and the writes queued
- *   meanwhile join it. After `busyTimeoutMs` without the lock, the queued writes reject with the
- *   busy error, as SQLite's own busy timeout would.
+ *   meanwhile join it. After the connection's busy timeout without the lock, the queued writes
+ *   reject with the busy error, as SQLite's own busy timeout would.
  * - Reads on the connection keep the connection's own busy timeout: only the lock attempt does
  *   not wait.
  */
@@ -26,14 +26,10 @@ export interface GroupCommit {
 }
 
 export interface GroupCommitOptions {
-  /** How long queued writes wait for the write lock before they fail. */
-  readonly busyTimeoutMs: number;
   /** Called after each commit, before the writes' promises settle. */
   readonly onCommitted?: () => void;
   /** Maps a failure of the shared transaction (or of a write) to what the caller rejects with. */
   readonly mapError: (error: unknown) => unknown;
-  /** Milliseconds since some origin; injectable for tests. Default `Date.now`. */
-  readonly now?: () => number;
 }
 
 interface QueuedWrite {
@@ -48,10 +44,11 @@ export const isBusy = (error: unknown): boolean =>
   error instanceof Database.SqliteError && (error.code === 'SQLITE_BUSY' || error.code.startsWith('SQLITE_BUSY_'));
 
 export const createGroupCommit = (db: Database.Database, options: GroupCommitOptions): GroupCommit => {
-  const now = options.now ?? Date.now;
-  // A busy_timeout pragma takes effect when it is compiled, not when a prepared copy is stepped
+  // Queued writes wait for the lock as long as the connection's own busy timeout says. A
+  // busy_timeout pragma takes effect when it is compiled, not when a prepared copy is stepped
   // again, so it is issued afresh each time.
-  const busyTimeout = `busy_timeout = ${Number(db.pragma('busy_timeout', { simple: true }))}`;
+  const busyTimeoutMs = Number(db.pragma('busy_timeout', { simple: true }));
+  const busyTimeout = `busy_timeout = ${busyTimeoutMs}`;
   const commitAll = db.transaction((batch: readonly QueuedWrite[]): Outcome[] =>
     batch.map((queued) => {
       try {
@@ -108,9 +105,9 @@ export const createGroupCommit = (db: Database.Database, options: GroupCommitOpt
       return;
     }
     if (outcomes === undefined) {
-      waitingSince ??= now();
-      if (now() - waitingSince < options.busyTimeoutMs) return schedule();
-      const mapped = options.mapError(busyTimeoutError(options.busyTimeoutMs));
+      waitingSince ??= Date.now();
+      if (Date.now() - waitingSince < busyTimeoutMs) return schedule();
+      const mapped = options.mapError(busyTimeoutError(busyTimeoutMs));
       for (const queued of settled()) queued.reject(mapped);
       return;
     }

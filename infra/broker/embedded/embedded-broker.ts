@@ -134,7 +134,6 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
 
   /** Publishes and pops of the same turn of the event loop share one transaction (see group-commit.ts). */
   const groupCommit = createGroupCommit(db, {
-    busyTimeoutMs: options.busyTimeoutMs ?? 5000,
     mapError: toBrokerError,
     onCommitted: () => {
       scheduleWake();

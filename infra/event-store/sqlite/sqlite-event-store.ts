@@ -162,17 +162,12 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
 
   /** Writes of the same turn of the event loop share one transaction (see group-commit.ts). */
   const groupCommit = createGroupCommit(db, {
-    busyTimeoutMs: options.busyTimeoutMs ?? 5000,
     mapError: toStoreError,
     onCommitted: () => {
       scheduleWake();
       commitSignal.notify();
     },
   });
-  const enqueueWrite = <T>(run: () => T): Promise<T> => {
-    if (closed) return Promise.reject(new EventStoreUnavailableError('The SQLite event store is closed'));
-    return groupCommit.enqueue(run);
-  };
 
   /** Reads are synchronous: the head and the events up to it come from one state of the file. */
   const source = {
@@ -204,7 +199,7 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
         ],
       );
       if (pending.length === 0) return guard(() => append.deferred(streamName, expected, pending));
-      return enqueueWrite(() => {
+      return groupCommit.enqueue(() => {
         try {
           return append(streamName, expected, pending);
         } catch (error) {
@@ -235,7 +230,7 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
     },
 
     async storeCheckpoint(name, position) {
-      await enqueueWrite(() => void upsertCheckpoint.run(name, position));
+      await groupCommit.enqueue(() => void upsertCheckpoint.run(name, position));
     },
 
     async listCheckpoints() {
