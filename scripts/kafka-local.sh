@@ -9,6 +9,10 @@
 #   KAFKA_PORT            PLAINTEXT listener (default 9092)
 #   KAFKA_CONTROLLER_PORT CONTROLLER listener (default KAFKA_PORT + 1)
 #   KAFKA_HEAP_OPTS       JVM heap (default -Xms256m -Xmx768m)
+#   KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS
+#                         how long an empty consumer group waits for more members before its
+#                         first assignment (default 0 here; Kafka's own default is 3000, see
+#                         docs/kafka-startup.md)
 # start is idempotent (a running broker is left alone) and returns once the broker answers.
 set -euo pipefail
 
@@ -60,7 +64,7 @@ offsets.topic.replication.factor=1
 offsets.topic.num.partitions=10
 transaction.state.log.replication.factor=1
 transaction.state.log.min.isr=1
-group.initial.rebalance.delay.ms=0
+group.initial.rebalance.delay.ms=${KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS:-0}
 auto.create.topics.enable=true
 log.retention.hours=168
 PROPS

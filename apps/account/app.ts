@@ -2,14 +2,19 @@ import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
-import type { RelayContext } from '../shared/context.ts';
+import type { RelayContext } from '../boot/context.ts';
 import { appMessengerRoutes } from './routes/app-messengers.ts';
 import { appRoutes } from './routes/apps.ts';
 import { configurationRoutes } from './routes/configuration.ts';
 import { credentialRoutes } from './routes/credentials.ts';
+import { sessionRoutes } from './routes/sessions.ts';
 import { userRoutes } from './routes/user.ts';
+import { zodValidatorCompiler } from './validation.ts';
+import { relayErrorHandler } from '../http/error-handler.ts';
 
 export const ACCOUNT_PREFIX = '/dashboard/api/dashboard';
+/** The session's own routes (sign out, sessions): outside the interface's proxied prefix. */
+export const AUTH_PREFIX = '/dashboard/auth';
 
 /**
  * The account backend: users, apps, app-messengers and credentials of the session's user.
@@ -22,22 +27,9 @@ export const buildAccountApp = async (ctx: RelayContext): Promise<FastifyInstanc
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
   });
-  app.setErrorHandler((error, request, reply) => {
-    const status = (error as { statusCode?: number }).statusCode;
-    if (status !== undefined && status >= 400 && status < 500) {
-      const code = (error as { code?: string }).code;
-      const message = code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'Content-Type must be application/json' : 'Invalid JSON';
-      return reply.code(400).send({ success: false, error: message });
-    }
-    const unavailable = error instanceof Error && /Unavailable/.test(error.name);
-    request.log.error({ err: error }, 'account request failed');
-    return reply
-      .code(unavailable ? 503 : 500)
-      .send({ success: false, error: unavailable ? 'Service temporarily unavailable' : 'Internal server error' });
-  });
-  // Routes validate their bodies themselves (with the same zod schemas) so that errors carry the
-  // interface's words; the schemas on the routes feed the OpenAPI document.
-  app.setValidatorCompiler(() => (data) => ({ value: data }));
+  app.setErrorHandler(relayErrorHandler({ area: 'dashboard', failed: 'account request failed' }));
+  // Bodies are validated with the routes' zod schemas, errors in the interface's words (validation.ts).
+  app.setValidatorCompiler(zodValidatorCompiler);
   await app.register(swagger, {
     openapi: {
       info: { title: 'Relay account API', version: ctx.version, description: 'Behind the dashboard proxy: session cookie relay_session.' },
@@ -55,6 +47,7 @@ export const buildAccountApp = async (ctx: RelayContext): Promise<FastifyInstanc
     },
     { prefix: ACCOUNT_PREFIX },
   );
+  await app.register(sessionRoutes(ctx), { prefix: AUTH_PREFIX });
   await app.ready();
   return app as unknown as FastifyInstance;
 };

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { RelayContext } from '../shared/context.ts';
+import type { RelayContext } from '../boot/context.ts';
 import type { RateLimiter } from './rate-limiter.ts';
 import { eventsRoute } from './routes/events.ts';
 import { healthRoute } from './routes/health.ts';

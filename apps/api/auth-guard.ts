@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RelayContext } from '../shared/context.ts';
-import type { RateLimitKind } from '../shared/metrics.ts';
+import type { RelayContext } from '../boot/context.ts';
+import type { RateLimitKind } from '../boot/metrics.ts';
 import { authenticate } from './authenticate.ts';
 import type { CredentialView } from '../../projections/credentials/credentials-projection.ts';
 

@@ -7,6 +7,7 @@ import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
  * Which credential a request presents, by the header rules of each credential type:
  * `api-key` → `Authorization: Bearer` or `X-API-Key`; `webhook-bearer` → `Authorization: Bearer`;
  * `webhook-header` → only the header named by its `webhookAuthHeaderName`.
+ * Header names arrive lower-cased (Node's parser); stored names are lower-cased at creation.
  */
 export type Authentication =
   | { kind: 'ok'; credential: CredentialView; appIds: string[] }
@@ -44,9 +45,14 @@ export const authenticate = (
   if (bearer) presented.push({ key: bearer, via: { header: 'authorization' } });
   const xApiKey = single(headers['x-api-key'])?.trim();
   if (xApiKey) presented.push({ key: xApiKey, via: { header: 'x-api-key' } });
-  for (const name of credentials.customHeaderNames()) {
+  // A custom header counts only when it carries the key of the credential that named it: any
+  // other value in it (a header another client sends for its own reasons) is no key at all.
+  for (const name in headers) {
+    if (!credentials.isCustomHeaderName(name)) continue;
     const value = single(headers[name])?.trim();
-    if (value) presented.push({ key: value, via: { header: 'custom', name } });
+    if (!value) continue;
+    const credential = credentials.byKeyHash(hashKey(value));
+    if (credential?.type === 'webhook-header' && credential.webhookAuthHeaderName === name) presented.push({ key: value, via: { header: 'custom', name } });
   }
   if (presented.length === 0) return { kind: 'missing' };
   let wrongHeader = false;

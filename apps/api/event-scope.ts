@@ -17,6 +17,10 @@ export const scopeEvent = (event: RecordedEvent, appIds: ReadonlySet<string>): {
       return appIds.has(data.appId as string) ? { data } : undefined;
     case 'credential':
       return any(data.appIds) ? { data } : undefined;
+    case 'shred': {
+      const keys = (data.keys as Array<{ appId: string }>).filter((key) => appIds.has(key.appId));
+      return keys.length > 0 ? { data: { ...data, keys } } : undefined;
+    }
     case 'sendbatch': {
       const messages = (data.messages as Array<{ appId: string }>).filter((message) => appIds.has(message.appId));
       return messages.length > 0 ? { data: { ...data, messages } } : undefined;

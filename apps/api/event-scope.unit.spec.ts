@@ -38,6 +38,12 @@ describe('which events a key may read', () => {
     expect(scopeEvent(batch, new Set(['app_c']))).toBeUndefined();
   });
 
+  it('only the keys of a shredder sweep that belong to its apps', () => {
+    const sweep = event('shred-s1', { shredId: 's1', keys: [{ keyId: 'k1', appId: 'app_a' }, { keyId: 'k2', appId: 'app_b' }] });
+    expect(scopeEvent(sweep, mine)).toEqual({ data: { shredId: 's1', keys: [{ keyId: 'k1', appId: 'app_a' }] } });
+    expect(scopeEvent(sweep, new Set(['app_c']))).toBeUndefined();
+  });
+
   it('pops of its apps’ inbound queues; never user events', () => {
     expect(scopeEvent(event('popcursor-inbound.app_a', { ids: ['m'] }), mine)).toBeDefined();
     expect(scopeEvent(event('popcursor-inbound.app_b', { ids: ['m'] }), mine)).toBeUndefined();

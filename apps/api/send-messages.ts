@@ -1,11 +1,13 @@
-import { BrokerUnavailableError } from '../../infra/broker/port.ts';
-import { decideSendMessages, sendBatchStreamName } from '../../domain/outbound/send-batch.ts';
-import type { OutboundMessage } from '../../domain/outbound/message.ts';
-import { validateSendItem, type FailedMessage, type SendMessageInput } from '../../domain/outbound/validate.ts';
-import { isDomainError } from '../../domain/shared/errors.ts';
+import { sendBatchDecider, sendBatchStreamName } from '../../domain/send-batch/decider.ts';
+import { bodiesBinding, type AcceptedMessage, type MessageBody, type OutboundMessage, type SealedBodies } from '../../domain/send-batch/message.ts';
+import { validateSendItem, type FailedMessage, type SendMessageInput } from '../../domain/send-batch/validate.ts';
 import { MESSENGERS } from '../../domain/shared/messengers.ts';
-import type { RelayContext } from '../shared/context.ts';
-import { newId } from '../shared/ids.ts';
+import { BrokerUnavailableError } from '../../infra/broker/port.ts';
+import { DataKeyGoneError, type KeyChanges } from '../../infra/event-store/port.ts';
+import { newId } from '../../infra/ids/new-id.ts';
+import type { RelayContext } from '../boot/context.ts';
+import { handleCommand } from '../commands/handle-command.ts';
+import { mergeKeyChanges } from '../commands/sealing-windows.ts';
 import type { Caller } from './auth-guard.ts';
 
 export interface SendOutcome {
@@ -26,25 +28,58 @@ export const validateBatch = (items: readonly SendMessageInput[], caller: Caller
 };
 
 /**
- * Records the accepted messages of one call as one event on a new stream: when this resolves
- * they are durable together, and the publisher will put each on its outbound topic.
+ * Records the accepted messages of one call as one event on a new stream, their contact ids,
+ * texts and group ids sealed per app under the app's data key of the moment (its sealing
+ * window), whose new uses are stored in the same transaction: when this resolves they are durable
+ * together, and the queue publisher will put each on its outbound topic.
  */
 export const enqueueMessages = async (ctx: RelayContext, caller: Caller, messages: OutboundMessage[]): Promise<void> => {
   // Accepted messages reach the broker through the publisher; while the broker is known to be
   // down, refuse them (503) rather than promise a delivery that cannot start.
   if (!ctx.broker.isReady()) throw new BrokerUnavailableError('The broker is not reachable');
-  const batchId = newId.batch();
-  const decision = decideSendMessages(
-    { type: 'SendMessages', data: { batchId, credentialId: caller.credential.credentialId, userId: caller.credential.userId, messages, now: new Date() } },
-    false,
-  );
-  if (isDomainError(decision)) throw new Error(decision.message);
-  await ctx.store.appendToStream(
-    sendBatchStreamName(batchId),
-    decision.map((e) => ({ type: e.type, data: e.data, metadata: { actor: `credential:${caller.credential.credentialId}`, correlationId: batchId } })),
-    { expectedVersion: 'no_stream' },
-  );
+  const byApp = new Map<string, OutboundMessage[]>();
+  for (const message of messages) {
+    const list = byApp.get(message.appId);
+    if (list) list.push(message);
+    else byApp.set(message.appId, [message]);
+  }
+  // A window's key may be gone (it ran out, an append that was to store it failed): once more with new keys.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await acceptBatch(ctx, caller, byApp);
+      break;
+    } catch (error) {
+      if (!(error instanceof DataKeyGoneError) || attempt >= 2) throw error;
+      ctx.sealing.drop(error.keyIds);
+    }
+  }
   countAccepted(ctx, messages);
+};
+
+const acceptBatch = async (ctx: RelayContext, caller: Caller, byApp: ReadonlyMap<string, OutboundMessage[]>): Promise<void> => {
+  const batchId = newId.batch();
+  const now = new Date();
+  const accepted: AcceptedMessage[] = [];
+  const bodies: SealedBodies[] = [];
+  const changes: KeyChanges[] = [];
+  for (const [appId, list] of byApp) {
+    const { key, change } = ctx.sealing.take(appId, sendBatchStreamName(batchId), list.length, now);
+    const payload: Record<string, MessageBody> = {};
+    for (const m of list) payload[m.messageId] = m.groupId === undefined ? { c: m.contactId, t: m.text } : { c: m.contactId, t: m.text, g: m.groupId };
+    bodies.push({ keyId: key.id, appId, sealed: ctx.sealer.seal(key.raw, bodiesBinding(batchId, key.id), payload) });
+    changes.push(change);
+    for (const m of list) accepted.push({ messageId: m.messageId, appId, messenger: m.messenger, keyId: key.id });
+  }
+  const { credentialId, userId } = caller.credential;
+  const result = await handleCommand(
+    ctx.store,
+    sendBatchStreamName(batchId),
+    sendBatchDecider,
+    { type: 'AcceptMessages', data: { batchId, credentialId, userId, messages: accepted, bodies, now } },
+    { actor: `credential:${credentialId}`, correlationId: batchId },
+    { newStream: true, keys: mergeKeyChanges(changes) },
+  );
+  if (!result.ok) throw new Error(result.error.message);
 };
 
 /** One increment per messenger present in the batch. */

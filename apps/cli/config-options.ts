@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
-import { CONFIG_KEYS, flagName, loadConfig, type Config, type ConfigKey } from '../shared/config.ts';
+import { prepareDataDir } from '../boot/data-dir.ts';
+import { CONFIG_KEYS, flagName, loadConfig, type Config, type ConfigKey } from '../boot/config.ts';
 
 /** Every command takes every configuration setting as a flag (`--data-dir`), overriding the environment. */
 export const withConfigOptions = (command: Command): Command => {
@@ -7,7 +8,14 @@ export const withConfigOptions = (command: Command): Command => {
   return command.addHelpText('after', '\nEvery setting of the environment (PORT, DATA_DIR, ...) is also a flag: --port, --data-dir, ...');
 };
 
+/** The configuration of a command, with its DATA_DIR made private (data-dir.ts). */
 export const configFrom = (options: Record<string, unknown>): Config => {
+  const config = readConfig(options);
+  prepareDataDir(config.dataDir);
+  return config;
+};
+
+const readConfig = (options: Record<string, unknown>): Config => {
   const flags: Partial<Record<ConfigKey, string>> = {};
   for (const key of CONFIG_KEYS) {
     const camel = flagName(key).replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());

@@ -1,19 +1,22 @@
 import { Command, Option } from 'commander';
 import { userDecider, userStreamName } from '../../domain/user/decider.ts';
 import { SimulatorStore } from '../../infra/messenger/simulator/simulator-store.ts';
-import { closeContext, openContext, ROLES, startRelay, type Role } from '../runtime.ts';
-import { handleCommand } from '../shared/command-handler.ts';
-import { ConfigError } from '../shared/config.ts';
-import type { RelayContext } from '../shared/context.ts';
-import { createLogger } from '../shared/logger.ts';
-import { VERSION } from '../shared/version.ts';
+import { closeContext, openContext, ROLES, startRelay, type Role } from '../boot/runtime.ts';
+import { handleCommand } from '../commands/handle-command.ts';
+import { ConfigError } from '../boot/config.ts';
+import type { RelayContext } from '../boot/context.ts';
+import { createLogger } from '../boot/logger.ts';
+import { VERSION } from '../boot/version.ts';
 import { configFrom, withConfigOptions } from './config-options.ts';
 import { printEvents } from './commands/events.ts';
 import { copyEvents } from './commands/events-copy.ts';
 import { runProjectionsRebuild } from './commands/projections.ts';
-import { createSession, userIdForEmail } from './commands/session.ts';
+import { createSession, listSessions, revokeSessions, userIdForEmail } from './commands/session.ts';
 import { parseMessenger, simulateInbound } from './commands/simulate.ts';
-import { RUNNING_FROM } from '../shared/running-from.ts';
+import { RUNNING_FROM } from '../boot/running-from.ts';
+
+// Everything relay creates (stores, their -wal and -shm files, snapshots, the secret key) is its owner's only.
+process.umask(0o077);
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -64,6 +67,29 @@ withConfigOptions(
 ).action((options: Record<string, unknown>) =>
   withContext(options, async (ctx) => {
     process.stdout.write(`${await createSession(ctx, String(options.email), options.name as string | undefined)}\n`);
+  }),
+);
+
+withConfigOptions(
+  session
+    .command('list')
+    .description('list the live dashboard sessions of a user, as JSON lines')
+    .requiredOption('--email <email>', 'the user’s e-mail'),
+).action((options: Record<string, unknown>) =>
+  withContext(options, async (ctx) => {
+    for (const line of listSessions(ctx, String(options.email))) process.stdout.write(`${JSON.stringify(line)}\n`);
+  }),
+);
+withConfigOptions(
+  session
+    .command('revoke')
+    .description('end dashboard sessions of a user at once: one (--session) or all; prints how many ended')
+    .requiredOption('--email <email>', 'the user’s e-mail')
+    .option('--session <sessionId>', 'only this session (see relay session list)'),
+).action((options: Record<string, unknown>) =>
+  withContext(options, async (ctx) => {
+    const ended = await revokeSessions(ctx, String(options.email), options.session === undefined ? undefined : String(options.session));
+    process.stdout.write(`${ended}\n`);
   }),
 );
 

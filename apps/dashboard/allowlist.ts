@@ -44,6 +44,16 @@ export const DASHBOARD_ROUTES: readonly DashboardRoute[] = [
   route('GET', '/configuration', false),
 ];
 
+/**
+ * The session's own routes, under `/dashboard/auth` (outside the interface's prefix, which it
+ * closes to anything not in its table): sign out, list and end sessions.
+ */
+export const AUTH_ROUTES: readonly DashboardRoute[] = [
+  route('POST', '/logout'),
+  route('GET', '/sessions'),
+  route('DELETE', '/sessions/:sessionId'),
+];
+
 export interface RouteMatch {
   readonly route: DashboardRoute;
   /** Decoded values of the `:params`. */
@@ -52,13 +62,18 @@ export interface RouteMatch {
 
 type Segment = { literal: string } | { param: string };
 
-const compiled = DASHBOARD_ROUTES.map((r) => ({
-  route: r,
-  segments: r.pattern
-    .split('/')
-    .slice(1)
-    .map((part): Segment => (part.startsWith(':') ? { param: part.slice(1) } : { literal: part })),
-}));
+type Compiled = ReadonlyArray<{ route: DashboardRoute; segments: Segment[] }>;
+
+const compile = (routes: readonly DashboardRoute[]): Compiled =>
+  routes.map((r) => ({
+    route: r,
+    segments: r.pattern
+      .split('/')
+      .slice(1)
+      .map((part): Segment => (part.startsWith(':') ? { param: part.slice(1) } : { literal: part })),
+  }));
+
+const compiledDashboard = compile(DASHBOARD_ROUTES);
 
 /** A parameter value: non-empty, well-encoded, and not a dot segment (`.`/`..` would let a path escape). */
 const paramValue = (raw: string): string | undefined => {
@@ -77,10 +92,10 @@ const paramValue = (raw: string): string | undefined => {
  * The allowlisted route for `method` and `path` (relative to the prefix, without query string,
  * still percent-encoded), or undefined. Matching is exact: no trailing slash, no case folding.
  */
-export function matchRoute(method: string, path: string): RouteMatch | undefined {
+export function matchRoute(method: string, path: string, routes: Compiled = compiledDashboard): RouteMatch | undefined {
   if (!path.startsWith('/')) return undefined;
   const parts = path.split('/').slice(1);
-  for (const { route: candidate, segments } of compiled) {
+  for (const { route: candidate, segments } of routes) {
     if (candidate.method !== method || segments.length !== parts.length) continue;
     const params: Record<string, string> = {};
     let ok = true;
@@ -99,3 +114,9 @@ export function matchRoute(method: string, path: string): RouteMatch | undefined
   }
   return undefined;
 }
+
+/** A matcher for another list of routes (the session's routes). */
+export const routeMatcher = (routes: readonly DashboardRoute[]) => {
+  const compiled = compile(routes);
+  return (method: string, path: string) => matchRoute(method, path, compiled);
+};

@@ -3,6 +3,7 @@ import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { matchRoute, type RouteMatch } from './allowlist.ts';
 import { isNetworkError, networkErrorCode, type ForwardRequest, type ForwardResponse, type Forwarder } from './forwarder.ts';
+import { relayErrorHandler } from '../http/error-handler.ts';
 
 export const SESSION_COOKIE = 'relay_session';
 const DEFAULT_TIMEOUT_MS = 8000;
@@ -17,8 +18,6 @@ export const PROXY_ERRORS = {
   sessionRequired: 'Session token is required',
   timedOut: 'Backend request timed out',
   unreachable: 'Backend unreachable',
-  tooLarge: 'Request body too large',
-  internal: 'Internal server error',
   backendFailed: (status: number) => `Backend request failed (${status})`,
 } as const;
 
@@ -96,9 +95,19 @@ class ForwardTimeoutError extends Error {
  * cross-origin mutations, enforces the JSON Content-Type and body, turns the `relay_session`
  * cookie into `X-Session-Token`, and forwards to the account backend with a timeout.
  */
-export function dashboardProxy(options: { forward: Forwarder; timeoutMs?: number }): FastifyPluginAsync {
+export interface ProxyOptions {
+  forward: Forwarder;
+  timeoutMs?: number;
+  /** The routes forwarded under the prefix (default: the interface's account API table). */
+  match?: (method: string, path: string) => RouteMatch | undefined;
+  /** Pass the backend's Set-Cookie on (the session routes end the `relay_session` cookie). */
+  passCookies?: boolean;
+}
+
+export function dashboardProxy(options: ProxyOptions): FastifyPluginAsync {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const { forward } = options;
+  const match = options.match ?? ((method: string, path: string) => matchRoute(method, path));
 
   return async (app) => {
     const prefix = app.prefix;
@@ -111,24 +120,16 @@ export function dashboardProxy(options: { forward: Forwarder; timeoutMs?: number
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
 
-    app.setErrorHandler((error, request, reply) => {
-      const err = error as { statusCode?: number; code?: string };
-      if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return fail(reply, 413, PROXY_ERRORS.tooLarge);
-      if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return fail(reply, request.method === 'POST' ? 400 : 403, PROXY_ERRORS.contentType);
-      if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
-        return fail(reply, 400, PROXY_ERRORS.invalidJson);
-      }
-      request.log.error({ err: error }, 'dashboard proxy failed');
-      return fail(reply, 500, PROXY_ERRORS.internal);
-    });
+    // Answers in the interface's words; a body that is not JSON on PUT or DELETE is 403 (its Content-Type rule).
+    app.setErrorHandler(relayErrorHandler({ area: 'dashboard', failed: 'dashboard proxy failed', mediaTypeStatus: (request) => (request.method === 'POST' ? 400 : 403) }));
 
     /** Rules a, b and the header part of c, before any body is read. */
     app.addHook('onRequest', async (request, reply) => {
       const url = request.url;
       const queryAt = url.indexOf('?');
       const pathname = queryAt < 0 ? url : url.slice(0, queryAt);
-      const match = pathname.startsWith(prefix) ? matchRoute(request.method, pathname.slice(prefix.length)) : undefined;
-      if (!match) return fail(reply, 404, PROXY_ERRORS.notFound);
+      const found = pathname.startsWith(prefix) ? match(request.method, pathname.slice(prefix.length)) : undefined;
+      if (!found) return fail(reply, 404, PROXY_ERRORS.notFound);
       if (isMutation(request.method) && isCrossOrigin(request.headers.origin, request.headers.host)) {
         return fail(reply, 400, PROXY_ERRORS.crossOrigin);
       }
@@ -143,7 +144,7 @@ export function dashboardProxy(options: { forward: Forwarder; timeoutMs?: number
         if (!hasNoBody(request)) return fail(reply, 400, PROXY_ERRORS.contentType);
         delete request.headers['content-type'];
       }
-      matched.set(request, match);
+      matched.set(request, found);
       return undefined;
     });
 
@@ -205,6 +206,7 @@ export function dashboardProxy(options: { forward: Forwarder; timeoutMs?: number
       const { status } = response;
       request.log.debug({ requestId, route, status, ms: Math.round(performance.now() - began) }, 'dashboard forward');
       void reply.header('x-request-id', requestId);
+      if (options.passCookies && response.headers['set-cookie'] !== undefined) void reply.header('set-cookie', response.headers['set-cookie']);
       if (status >= 200 && status < 300) {
         if (response.body === '') return reply.code(status).send();
         if (isValidJson(response.body)) return reply.code(status).type(JSON_TYPE).send(response.body);

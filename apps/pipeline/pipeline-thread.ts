@@ -1,8 +1,8 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import { ConfigError, type Config } from '../shared/config.ts';
-import type { MetricsSnapshot } from '../shared/metrics.ts';
-import { RUNNING_FROM } from '../shared/running-from.ts';
+import { ConfigError, type Config } from '../boot/config.ts';
+import type { MetricsSnapshot } from '../boot/metrics.ts';
+import { RUNNING_FROM } from '../boot/running-from.ts';
 import type { FromPipeline, ToPipeline } from './thread-messages.ts';
 
 /** The delivery pipeline of role `all`, in a worker thread of this process. */

@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { startParts, type RunningRelay } from '../runtime.ts';
-import type { Config } from '../shared/config.ts';
-import { createLogger } from '../shared/logger.ts';
+import { startParts, type RunningRelay } from '../boot/runtime.ts';
+import type { Config } from '../boot/config.ts';
+import { createLogger } from '../boot/logger.ts';
 import type { FromPipeline, ToPipeline } from './thread-messages.ts';
 
 /**

@@ -1,4 +1,4 @@
-import type { MetricsSnapshot } from '../shared/metrics.ts';
+import type { MetricsSnapshot } from '../boot/metrics.ts';
 
 /** What the API thread says to the pipeline thread. */
 export type ToPipeline = { type: 'metrics'; id: number } | { type: 'stop' };

@@ -7,7 +7,16 @@ export type AppMessengerIds = Record<Messenger, string>;
 export type AppCommand =
   | {
       type: 'CreateApp';
-      data: { appId: string; userId: string; settings: AppSettings; appMessengerIds: AppMessengerIds; now: Date };
+      data: {
+        appId: string;
+        userId: string;
+        settings: AppSettings;
+        appMessengerIds: AppMessengerIds;
+        /** How many live apps the user has now, and how many they may have. */
+        liveApps: number;
+        maxPerUser: number;
+        now: Date;
+      };
     }
   | {
       type: 'UpdateApp';

@@ -1,6 +1,8 @@
 import { assertNever, type Decider, type Decision } from '../shared/decider.ts';
 import { domainError } from '../shared/errors.ts';
 import type { Messenger } from '../shared/messengers.ts';
+import { customHeaderNameProblem } from '../shared/header-names.ts';
+import { TEXT_LIMITS, textError, textProblem } from '../shared/text.ts';
 import type { AppCommand, AppMessengerIds } from './commands.ts';
 import type { AppEvent, AppMessengerStatus, AppSettings } from './events.ts';
 
@@ -37,9 +39,18 @@ const addedMessengers = (
     }));
 
 const validateSettings = (settings: Partial<AppSettings>) => {
-  if (settings.name !== undefined && settings.name.trim() === '') return domainError('validation', 'Name is required');
+  if (settings.name !== undefined) {
+    const name = settings.name.trim();
+    if (name === '') return domainError('validation', 'Name is required');
+    const problem = textProblem(name, TEXT_LIMITS.name, true);
+    if (problem) return domainError('validation', textError('Name', problem, TEXT_LIMITS.name));
+  }
   if (settings.protocol !== undefined && settings.protocol.length === 0)
     return domainError('validation', 'Protocol must name at least one messenger');
+  if (settings.webhookAuthHeaderName) {
+    const problem = customHeaderNameProblem(settings.webhookAuthHeaderName);
+    if (problem) return domainError('validation', `Invalid webhookAuthHeaderName: ${problem}`);
+  }
   return undefined;
 };
 
@@ -47,7 +58,8 @@ export const decide = (command: AppCommand, state: AppState): Decision<AppEvent>
   switch (command.type) {
     case 'CreateApp': {
       if (state.status !== 'none') return domainError('conflict', 'App already exists');
-      const { appId, userId, settings, appMessengerIds, now } = command.data;
+      const { appId, userId, settings, appMessengerIds, liveApps, maxPerUser, now } = command.data;
+      if (liveApps >= maxPerUser) return domainError('limit', `App limit reached: at most ${maxPerUser} per user`);
       const invalid = validateSettings(settings);
       if (invalid) return invalid;
       const protocol = [...new Set(settings.protocol)];

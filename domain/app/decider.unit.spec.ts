@@ -33,7 +33,7 @@ describe('app decider', () => {
       .given([])
       .when({
         type: 'CreateApp',
-        data: { appId: 'app_1', userId: 'usr_1', settings: { ...settings, protocol: ['signal', 'signal', 'simplex'] }, appMessengerIds: ids, now },
+        data: { appId: 'app_1', userId: 'usr_1', settings: { ...settings, protocol: ['signal', 'signal', 'simplex'] }, appMessengerIds: ids, liveApps: 0, maxPerUser: 25, now },
       })
       .then([
         { type: 'AppCreated', data: { ...settings, protocol: ['signal', 'simplex'], appId: 'app_1', userId: 'usr_1', createdAt: at } },
@@ -44,12 +44,27 @@ describe('app decider', () => {
   it('refuses an empty name or protocol', () => {
     spec
       .given([])
-      .when({ type: 'CreateApp', data: { appId: 'a', userId: 'u', settings: { ...settings, name: ' ' }, appMessengerIds: ids, now } })
+      .when({ type: 'CreateApp', data: { appId: 'a', userId: 'u', settings: { ...settings, name: ' ' }, appMessengerIds: ids, liveApps: 0, maxPerUser: 25, now } })
       .thenFails('validation', 'Name is required');
     spec
       .given([])
-      .when({ type: 'CreateApp', data: { appId: 'a', userId: 'u', settings: { ...settings, protocol: [] }, appMessengerIds: ids, now } })
+      .when({ type: 'CreateApp', data: { appId: 'a', userId: 'u', settings: { ...settings, protocol: [] }, appMessengerIds: ids, liveApps: 0, maxPerUser: 25, now } })
       .thenFails('validation', 'Protocol must name at least one messenger');
+  });
+
+  it('caps the live apps of a user, the length of names and the key header name', () => {
+    spec
+      .given([])
+      .when({ type: 'CreateApp', data: { appId: 'a', userId: 'u', settings, appMessengerIds: ids, liveApps: 25, maxPerUser: 25, now } })
+      .thenFails('limit', 'App limit reached: at most 25 per user');
+    spec
+      .given([])
+      .when({ type: 'CreateApp', data: { appId: 'a', userId: 'u', settings: { ...settings, name: 'n'.repeat(101) }, appMessengerIds: ids, liveApps: 0, maxPerUser: 25, now } })
+      .thenFails('validation', 'Name exceeds 100 character limit');
+    spec
+      .given(created)
+      .when({ type: 'UpdateApp', data: { userId: 'usr_1', changes: { webhookAuthHeaderName: 'cookie' }, appMessengerIds: ids, now } })
+      .thenFails('validation', 'Invalid webhookAuthHeaderName: must not be a standard HTTP header');
   });
 
   it('provisioning makes the identity known and applies the requested status', () =>

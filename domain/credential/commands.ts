@@ -11,6 +11,9 @@ export type CredentialCommand =
         appIds: string[];
         /** The apps the user owns now: a credential may only cover those. */
         ownedAppIds: readonly string[];
+        /** How many live credentials the user has now, and how many they may have. */
+        liveCredentials: number;
+        maxPerUser: number;
         keyHash: string;
         secretEncrypted: string;
         keyPreview: string;

@@ -1,5 +1,7 @@
 import { assertNever, type Decider, type Decision } from '../shared/decider.ts';
 import { domainError } from '../shared/errors.ts';
+import { customHeaderNameProblem } from '../shared/header-names.ts';
+import { TEXT_LIMITS, textError, textProblem } from '../shared/text.ts';
 import type { CredentialCommand } from './commands.ts';
 import type { CredentialEvent, CredentialRecord } from './events.ts';
 
@@ -10,18 +12,17 @@ export type CredentialState =
 
 export const credentialStreamName = (credentialId: string) => `credential-${credentialId}`;
 
-/** An HTTP header name as RFC 9110 allows it (a token). */
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-/** Headers that carry something else and can never carry a webhook key. */
-const RESERVED_HEADERS = new Set(['authorization', 'x-api-key', 'content-type', 'content-length', 'host', 'cookie', 'origin']);
 
 export const decide = (command: CredentialCommand, state: CredentialState): Decision<CredentialEvent> => {
   switch (command.type) {
     case 'CreateCredential': {
       if (state.status !== 'none') return domainError('conflict', 'Credential already exists');
-      const { ownedAppIds, now, ...data } = command.data;
+      const { ownedAppIds, liveCredentials, maxPerUser, now, ...data } = command.data;
       const name = data.name.trim();
       if (name === '') return domainError('validation', 'Missing required field: name');
+      const nameProblem = textProblem(name, TEXT_LIMITS.name, true);
+      if (nameProblem) return domainError('validation', textError('Name', nameProblem, TEXT_LIMITS.name));
+      if (liveCredentials >= maxPerUser) return domainError('limit', `Credential limit reached: at most ${maxPerUser} per user`);
       const appIds = [...new Set(data.appIds)];
       const foreign = appIds.find((appId) => !ownedAppIds.includes(appId));
       if (foreign !== undefined) return domainError('validation', `Unknown appId: ${foreign}`);
@@ -31,8 +32,8 @@ export const decide = (command: CredentialCommand, state: CredentialState): Deci
       if (data.type === 'webhook-header') {
         const header = data.webhookAuthHeaderName?.trim() ?? '';
         if (header === '') return domainError('validation', 'Missing required field: webhookAuthHeaderName');
-        if (!HEADER_NAME.test(header) || RESERVED_HEADERS.has(header.toLowerCase()))
-          return domainError('validation', 'Invalid webhookAuthHeaderName');
+        const headerProblem = customHeaderNameProblem(header);
+        if (headerProblem) return domainError('validation', `Invalid webhookAuthHeaderName: ${headerProblem}`);
         webhookAuthHeaderName = header.toLowerCase();
       }
       return [

@@ -16,6 +16,8 @@ const create = (overrides: Partial<Create> = {}): CredentialCommand => ({
     name: ' Bot key ',
     appIds: ['app_1', 'app_1'],
     ownedAppIds: ['app_1', 'app_2'],
+    liveCredentials: 0,
+    maxPerUser: 10,
     keyHash: 'hash',
     secretEncrypted: 'enc',
     keyPreview: 'rly_abcd',
@@ -63,7 +65,7 @@ describe('credential decider', () => {
     spec
       .given([])
       .when(create({ type: 'webhook-header', webhookUrl: 'https://x.test/h', webhookAuthHeaderName: 'Authorization' }))
-      .thenFails('validation', 'Invalid webhookAuthHeaderName');
+      .thenFails('validation', 'Invalid webhookAuthHeaderName: must not be a standard HTTP header');
     spec
       .given([])
       .when(create({ type: 'webhook-header', webhookUrl: 'https://x.test/h', webhookAuthHeaderName: 'X-Relay-Key' }))
@@ -79,6 +81,22 @@ describe('credential decider', () => {
           },
         },
       ]);
+  });
+
+  it('refuses standard request headers, header families and malformed names as key headers', () => {
+    const header = (webhookAuthHeaderName: string) => create({ type: 'webhook-header', webhookUrl: 'https://x.test/h', webhookAuthHeaderName });
+    for (const name of ['user-agent', 'User-Agent', 'accept', 'Accept-Language', 'sec-fetch-mode', 'x-forwarded-host', 'content-type', 'x-request-id', 'traceparent'])
+      spec.given([]).when(header(name)).thenFails('validation', 'Invalid webhookAuthHeaderName: must not be a standard HTTP header');
+    spec.given([]).when(header('x-key\r\nx-evil')).thenFails('validation', 'Invalid webhookAuthHeaderName: must be an HTTP header name');
+    spec.given([]).when(header(`x-${'k'.repeat(63)}`)).thenFails('validation', 'Invalid webhookAuthHeaderName: must be at most 64 characters');
+  });
+
+  it('caps the live credentials of a user', () =>
+    spec.given([]).when(create({ liveCredentials: 10 })).thenFails('limit', 'Credential limit reached: at most 10 per user'));
+
+  it('caps names at 100 characters on one line', () => {
+    spec.given([]).when(create({ name: 'k'.repeat(101) })).thenFails('validation', 'Name exceeds 100 character limit');
+    spec.given([]).when(create({ name: 'bad\u0000name' })).thenFails('validation', 'Name contains invalid characters');
   });
 
   it('deletes a live credential of its owner', () =>

@@ -1,11 +1,23 @@
-/** Slash-commands the service recognises (`/start`, `/signin`, ...): flagged on the polled message. */
-export const RECOGNISED_COMMANDS = ['start', 'stop', 'help', 'signin', 'login', 'logout'] as const;
+import type { Messenger } from '../shared/messengers.ts';
 
-const SLASH_COMMAND = /^\/([A-Za-z][A-Za-z0-9_-]*)(?:@\S+)?(?:\s|$)/;
+/**
+ * Record what a contact wrote to an app's bot identity. The plaintext (`content`, `groupId`)
+ * decides the flags; only its sealed form (`sealed`, under data key `keyId`) is recorded.
+ */
+export interface ReceiveMessage {
+  type: 'ReceiveMessage';
+  data: {
+    messageId: string;
+    appId: string;
+    appMessengerId: string;
+    messenger: Messenger;
+    content: string;
+    groupId?: string;
+    keyId: string;
+    sealed: string;
+    timestamp?: number;
+    now: Date;
+  };
+}
 
-/** The recognised command a message body starts with, if any (`/SignIn abc` → `signin`). */
-export const parseCommand = (content: string): string | undefined => {
-  const match = SLASH_COMMAND.exec(content.trimStart());
-  const name = match?.[1]?.toLowerCase();
-  return name !== undefined && (RECOGNISED_COMMANDS as readonly string[]).includes(name) ? name : undefined;
-};
+export type InboundCommand = ReceiveMessage;

@@ -1,43 +1,52 @@
-import type { Decision } from '../shared/decider.ts';
-import type { Messenger } from '../shared/messengers.ts';
-import { parseCommand } from './commands.ts';
+import { assertNever, type Decider, type Decision } from '../shared/decider.ts';
+import type { InboundCommand } from './commands.ts';
 import type { InboundEvent } from './events.ts';
+import { parseCommand } from './slash-commands.ts';
 
+/** One stream per inbound message: the same messenger message seen twice is recorded once. */
 export const inboundStreamName = (messageId: string) => `inbound-${messageId}`;
 
-export interface ReceiveMessage {
-  type: 'ReceiveMessage';
-  data: {
-    messageId: string;
-    appId: string;
-    appMessengerId: string;
-    messenger: Messenger;
-    contactId: string;
-    content: string;
-    timestamp?: number;
-    groupId?: string;
-    now: Date;
-  };
-}
+export type InboundState = { status: 'none' } | { status: 'received' };
 
-/** A message id already received (the same messenger message seen twice) records nothing. */
-export const decideReceiveMessage = (command: ReceiveMessage, alreadyReceived: boolean): Decision<InboundEvent> => {
-  if (alreadyReceived) return [];
-  const { now, timestamp, groupId, ...rest } = command.data;
-  const command_ = parseCommand(rest.content);
-  const group = groupId?.trim();
-  return [
-    {
-      type: 'InboundMessageReceived',
-      data: {
-        ...rest,
-        timestamp: timestamp !== undefined && Number.isFinite(timestamp) ? timestamp : now.getTime(),
-        ...(group ? { groupId: group } : {}),
-        isGroupMessage: Boolean(group),
-        isCommand: command_ !== undefined,
-        ...(command_ !== undefined ? { command: command_ } : {}),
-        receivedAt: now.toISOString(),
-      },
-    },
-  ];
+export const decide = (command: InboundCommand, state: InboundState): Decision<InboundEvent> => {
+  switch (command.type) {
+    case 'ReceiveMessage': {
+      if (state.status === 'received') return [];
+      const { messageId, appId, appMessengerId, messenger, content, groupId, keyId, sealed, timestamp, now } = command.data;
+      const slashCommand = parseCommand(content);
+      return [
+        {
+          type: 'InboundMessageReceived',
+          data: {
+            messageId,
+            appId,
+            appMessengerId,
+            messenger,
+            keyId,
+            sealed,
+            timestamp: timestamp !== undefined && Number.isFinite(timestamp) ? timestamp : now.getTime(),
+            isGroupMessage: Boolean(groupId?.trim()),
+            isCommand: slashCommand !== undefined,
+            ...(slashCommand !== undefined ? { command: slashCommand } : {}),
+            receivedAt: now.toISOString(),
+          },
+        },
+      ];
+    }
+    default:
+      return assertNever(command.type);
+  }
 };
+
+export const evolve = (_state: InboundState, event: InboundEvent): InboundState => {
+  switch (event.type) {
+    case 'InboundMessageReceived':
+      return { status: 'received' };
+    default:
+      return assertNever(event.type);
+  }
+};
+
+export const initialState = (): InboundState => ({ status: 'none' });
+
+export const inboundDecider: Decider<InboundState, InboundCommand, InboundEvent> = { decide, evolve, initialState };

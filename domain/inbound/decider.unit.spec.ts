@@ -1,40 +1,50 @@
 import { describe, expect, it } from 'vitest';
-import { parseCommand } from './commands.ts';
-import { decideReceiveMessage, type ReceiveMessage } from './decider.ts';
+import { deciderSpec } from '../../test/support/decider-spec.ts';
+import type { ReceiveMessage } from './commands.ts';
+import { inboundDecider } from './decider.ts';
+import type { InboundEvent } from './events.ts';
+import { parseCommand } from './slash-commands.ts';
+
+const spec = deciderSpec(inboundDecider);
 
 const now = new Date('2026-01-02T03:04:05.000Z');
 const receive = (overrides: Partial<ReceiveMessage['data']> = {}): ReceiveMessage => ({
   type: 'ReceiveMessage',
-  data: { messageId: 'm1', appId: 'app_1', appMessengerId: 'am_1', messenger: 'signal', contactId: '+1555', content: 'hi', now, ...overrides },
+  data: { messageId: 'm1', appId: 'app_1', appMessengerId: 'am_1', messenger: 'signal', content: 'hi', keyId: 'k1', sealed: 's1:body', now, ...overrides },
+});
+
+const received = (overrides: Partial<Extract<InboundEvent, { type: 'InboundMessageReceived' }>['data']> = {}): InboundEvent => ({
+  type: 'InboundMessageReceived',
+  data: {
+    messageId: 'm1',
+    appId: 'app_1',
+    appMessengerId: 'am_1',
+    messenger: 'signal',
+    keyId: 'k1',
+    sealed: 's1:body',
+    timestamp: now.getTime(),
+    isGroupMessage: false,
+    isCommand: false,
+    receivedAt: now.toISOString(),
+    ...overrides,
+  },
 });
 
 describe('inbound decider', () => {
-  it('records a direct message, falling back to the receive time', () => {
-    expect(decideReceiveMessage(receive(), false)).toEqual([
-      {
-        type: 'InboundMessageReceived',
-        data: {
-          messageId: 'm1',
-          appId: 'app_1',
-          appMessengerId: 'am_1',
-          messenger: 'signal',
-          contactId: '+1555',
-          content: 'hi',
-          timestamp: now.getTime(),
-          isGroupMessage: false,
-          isCommand: false,
-          receivedAt: now.toISOString(),
-        },
-      },
-    ]);
+  it('records a direct message, falling back to the receive time', () => spec.given([]).when(receive()).then([received()]));
+
+  it('keeps the messenger timestamp and flags group messages and commands', () =>
+    spec
+      .given([])
+      .when(receive({ timestamp: 42, groupId: ' g1 ', content: '/signin 1234' }))
+      .then([received({ timestamp: 42, isGroupMessage: true, isCommand: true, command: 'signin' })]));
+
+  it('keeps neither the text nor the contact in clear', () => {
+    const [event] = inboundDecider.decide(receive({ content: 'my secret', groupId: 'g-secret' }), inboundDecider.initialState()) as InboundEvent[];
+    expect(JSON.stringify(event)).not.toMatch(/my secret|g-secret/);
   });
 
-  it('keeps the messenger timestamp and flags group messages and commands', () => {
-    const [event] = decideReceiveMessage(receive({ timestamp: 42, groupId: 'g1', content: '/signin 1234' }), false) as never[];
-    expect(event).toMatchObject({ data: { timestamp: 42, groupId: 'g1', isGroupMessage: true, isCommand: true, command: 'signin' } });
-  });
-
-  it('records a message seen before only once', () => expect(decideReceiveMessage(receive(), true)).toEqual([]));
+  it('records a message seen before only once', () => spec.given([received()]).when(receive()).thenNothingHappens());
 
   it('recognises only known slash-commands', () => {
     expect(parseCommand('/start')).toBe('start');

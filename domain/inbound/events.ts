@@ -1,19 +1,32 @@
 import type { Messenger } from '../shared/messengers.ts';
 
-/** On stream `inbound-<messageId>`: a contact wrote to an app's bot identity. */
+/** The private part of an inbound message, as sealed: contact id, text, group id. */
+export interface InboundBody {
+  c: string;
+  t: string;
+  g?: string;
+}
+
+/**
+ * On stream `inbound-<messageId>`: a contact wrote to an app's bot identity. In clear: to which
+ * app, on which messenger, when, and whether it was a group message or a recognised command.
+ * Sealed under its data key (`keyId`): the contact id, the text and the group id.
+ */
 export interface InboundMessage {
   messageId: string;
   appId: string;
   appMessengerId: string;
   messenger: Messenger;
-  contactId: string;
-  content: string;
+  keyId: string;
+  sealed: string;
   /** Epoch ms: the messenger's, or the receive time when it gave none. */
   timestamp: number;
-  groupId?: string;
   isGroupMessage: boolean;
   isCommand: boolean;
   command?: string;
 }
 
 export type InboundEvent = { type: 'InboundMessageReceived'; data: InboundMessage & { receivedAt: string } };
+
+/** What an inbound message's sealed payload is bound to: it opens for that message only. */
+export const inboundBinding = (messageId: string) => `inbound-${messageId}`;

@@ -1,5 +1,6 @@
 /** A rejected command, returned as a value (never thrown) by a decider. */
-export type DomainErrorCode = 'validation' | 'not_found' | 'conflict' | 'illegal_state' | 'forbidden';
+/** `limit`: a cap on how many of something one user may have. */
+export type DomainErrorCode = 'validation' | 'not_found' | 'conflict' | 'illegal_state' | 'forbidden' | 'limit';
 
 export interface DomainError {
   readonly kind: 'domain_error';

@@ -4,4 +4,8 @@ export type UserCommand =
   | { type: 'RegisterUser'; data: { userId: string; email: string; name: string; now: Date } }
   | { type: 'RenameUser'; data: { name: string; now: Date } }
   | { type: 'StartSession'; data: { sessionId: string; tokenHash: string; expiresAt: Date; now: Date } }
+  /** The user signs out of one session (`logout`), or an operator revokes it (`revoked`). */
+  | { type: 'EndSession'; data: { sessionId: string; reason: 'logout' | 'revoked'; now: Date } }
+  /** Every live session of the user ends. */
+  | { type: 'EndAllSessions'; data: { reason: 'logout' | 'revoked'; now: Date } }
   | { type: 'ChangeSendTier'; data: { tier: SendTier; now: Date } };

@@ -1,55 +1,91 @@
 import { assertNever, type Decider, type Decision } from '../shared/decider.ts';
 import { domainError } from '../shared/errors.ts';
+import { TEXT_LIMITS, textError, textProblem } from '../shared/text.ts';
 import type { UserCommand } from './commands.ts';
 import type { SendTier, UserEvent } from './events.ts';
 
+/** Live dashboard sessions a user may hold; starting one more ends the oldest (`replaced`). */
+export const MAX_LIVE_SESSIONS = 20;
+
+export interface SessionState {
+  sessionId: string;
+  /** Epoch ms. */
+  startedAt: number;
+  expiresAt: number;
+}
+
 export type UserState =
   | { status: 'none' }
-  | { status: 'registered'; userId: string; email: string; name: string; tier: SendTier };
+  | { status: 'registered'; userId: string; email: string; name: string; tier: SendTier; sessions: SessionState[] };
 
 export const userStreamName = (userId: string) => `user-${userId}`;
 
 const notRegistered = domainError('not_found', 'User not found');
+
+/** A user's name: one line, 1 to 100 characters after trimming. */
+export const nameError = (name: string): string | undefined => {
+  const trimmed = name.trim();
+  if (trimmed === '') return 'Name is required';
+  const problem = textProblem(trimmed, TEXT_LIMITS.name, true);
+  return problem && textError('Name', problem, TEXT_LIMITS.name);
+};
+
+const live = (sessions: readonly SessionState[], now: Date) => sessions.filter((s) => s.expiresAt > now.getTime());
 
 export const decide = (command: UserCommand, state: UserState): Decision<UserEvent> => {
   switch (command.type) {
     case 'RegisterUser': {
       if (state.status === 'registered') return [];
       const { userId, email, name, now } = command.data;
-      return [{ type: 'UserRegistered', data: { userId, email, name, registeredAt: now.toISOString() } }];
+      const invalid = nameError(name);
+      if (invalid) return domainError('validation', invalid);
+      return [{ type: 'UserRegistered', data: { userId, email, name: name.trim(), registeredAt: now.toISOString() } }];
     }
     case 'RenameUser': {
       if (state.status !== 'registered') return notRegistered;
+      const invalid = nameError(command.data.name);
+      if (invalid) return domainError('validation', invalid);
       const name = command.data.name.trim();
-      if (name === '') return domainError('validation', 'Name is required');
       if (name === state.name) return [];
       return [{ type: 'UserRenamed', data: { userId: state.userId, name, renamedAt: command.data.now.toISOString() } }];
     }
     case 'StartSession': {
       if (state.status !== 'registered') return notRegistered;
       const { sessionId, tokenHash, expiresAt, now } = command.data;
+      const at = now.toISOString();
+      const current = live(state.sessions, now);
+      const replaced = current
+        .slice()
+        .sort((a, b) => a.startedAt - b.startedAt)
+        .slice(0, Math.max(0, current.length - MAX_LIVE_SESSIONS + 1));
       return [
-        {
-          type: 'SessionStarted',
-          data: {
-            userId: state.userId,
-            sessionId,
-            tokenHash,
-            startedAt: now.toISOString(),
-            expiresAt: expiresAt.toISOString(),
-          },
-        },
+        ...replaced.map(
+          (s): UserEvent => ({ type: 'SessionEnded', data: { userId: state.userId, sessionId: s.sessionId, reason: 'replaced', endedAt: at } }),
+        ),
+        { type: 'SessionStarted', data: { userId: state.userId, sessionId, tokenHash, startedAt: at, expiresAt: expiresAt.toISOString() } },
       ];
+    }
+    case 'EndSession': {
+      if (state.status !== 'registered') return notRegistered;
+      const { sessionId, reason, now } = command.data;
+      const session = state.sessions.find((s) => s.sessionId === sessionId);
+      if (!session) return domainError('not_found', 'Session not found');
+      // An expired session has ended already: nothing to record.
+      if (session.expiresAt <= now.getTime()) return [];
+      return [{ type: 'SessionEnded', data: { userId: state.userId, sessionId, reason, endedAt: now.toISOString() } }];
+    }
+    case 'EndAllSessions': {
+      if (state.status !== 'registered') return notRegistered;
+      const { reason, now } = command.data;
+      return live(state.sessions, now).map((s) => ({
+        type: 'SessionEnded',
+        data: { userId: state.userId, sessionId: s.sessionId, reason, endedAt: now.toISOString() },
+      }));
     }
     case 'ChangeSendTier': {
       if (state.status !== 'registered') return notRegistered;
       if (state.tier === command.data.tier) return [];
-      return [
-        {
-          type: 'SendTierChanged',
-          data: { userId: state.userId, tier: command.data.tier, changedAt: command.data.now.toISOString() },
-        },
-      ];
+      return [{ type: 'SendTierChanged', data: { userId: state.userId, tier: command.data.tier, changedAt: command.data.now.toISOString() } }];
     }
     default:
       return assertNever(command);
@@ -59,11 +95,18 @@ export const decide = (command: UserCommand, state: UserState): Decision<UserEve
 export const evolve = (state: UserState, event: UserEvent): UserState => {
   switch (event.type) {
     case 'UserRegistered':
-      return { status: 'registered', userId: event.data.userId, email: event.data.email, name: event.data.name, tier: 'free' };
+      return { status: 'registered', userId: event.data.userId, email: event.data.email, name: event.data.name, tier: 'free', sessions: [] };
     case 'UserRenamed':
       return state.status === 'registered' ? { ...state, name: event.data.name } : state;
-    case 'SessionStarted':
-      return state;
+    case 'SessionStarted': {
+      if (state.status !== 'registered') return state;
+      const startedAt = Date.parse(event.data.startedAt);
+      // Sessions expired before this one started are of no use to any decision: dropped, so the state stays small.
+      const kept = state.sessions.filter((s) => s.expiresAt > startedAt);
+      return { ...state, sessions: [...kept, { sessionId: event.data.sessionId, startedAt, expiresAt: Date.parse(event.data.expiresAt) }] };
+    }
+    case 'SessionEnded':
+      return state.status === 'registered' ? { ...state, sessions: state.sessions.filter((s) => s.sessionId !== event.data.sessionId) } : state;
     case 'SendTierChanged':
       return state.status === 'registered' ? { ...state, tier: event.data.tier } : state;
     default:

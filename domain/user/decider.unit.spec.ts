@@ -1,6 +1,6 @@
 import { describe, it } from 'vitest';
 import { deciderSpec } from '../../test/support/decider-spec.ts';
-import { userDecider } from './decider.ts';
+import { MAX_LIVE_SESSIONS, userDecider } from './decider.ts';
 import type { UserEvent } from './events.ts';
 
 const now = new Date('2026-01-02T03:04:05.000Z');
@@ -38,6 +38,51 @@ describe('user decider', () => {
           data: { userId: 'usr_1', sessionId: 's1', tokenHash: 'h', startedAt: now.toISOString(), expiresAt: '2026-02-01T00:00:00.000Z' },
         },
       ]));
+
+  const started = (sessionId: string, startedAt: Date, expiresAt: Date): UserEvent => ({
+    type: 'SessionStarted',
+    data: { userId: 'usr_1', sessionId, tokenHash: `h-${sessionId}`, startedAt: startedAt.toISOString(), expiresAt: expiresAt.toISOString() },
+  });
+  const later = (ms: number) => new Date(now.getTime() + ms);
+  const ended = (sessionId: string, reason: 'logout' | 'revoked' | 'replaced', at = now): UserEvent => ({
+    type: 'SessionEnded',
+    data: { userId: 'usr_1', sessionId, reason, endedAt: at.toISOString() },
+  });
+
+  it('ends a session on logout, once', () => {
+    const s1 = started('s1', later(-1000), later(3_600_000));
+    spec.given([registered, s1]).when({ type: 'EndSession', data: { sessionId: 's1', reason: 'logout', now } }).then([ended('s1', 'logout')]);
+    spec.given([registered, s1, ended('s1', 'logout')]).when({ type: 'EndSession', data: { sessionId: 's1', reason: 'logout', now } }).thenFails('not_found', 'Session not found');
+  });
+
+  it('an expired session needs no end; an unknown one is not found', () => {
+    const s1 = started('s1', later(-10_000), later(-1));
+    spec.given([registered, s1]).when({ type: 'EndSession', data: { sessionId: 's1', reason: 'revoked', now } }).thenNothingHappens();
+    spec.given([registered]).when({ type: 'EndSession', data: { sessionId: 'nope', reason: 'revoked', now } }).thenFails('not_found', 'Session not found');
+  });
+
+  it('ends every live session at once (expired ones are left alone)', () =>
+    spec
+      .given([registered, started('old', later(-10_000), later(-1)), started('s1', later(-5000), later(1000)), started('s2', later(-4000), later(2000))])
+      .when({ type: 'EndAllSessions', data: { reason: 'revoked', now } })
+      .then([ended('s1', 'revoked'), ended('s2', 'revoked')]));
+
+  it(`holds at most ${MAX_LIVE_SESSIONS} live sessions: a new one replaces the oldest`, () => {
+    const sessions = Array.from({ length: MAX_LIVE_SESSIONS }, (_, i) => started(`s${i}`, later(-100_000 + i * 1000), later(3_600_000)));
+    spec
+      .given([registered, ...sessions])
+      .when({ type: 'StartSession', data: { sessionId: 'new', tokenHash: 'h-new', expiresAt: later(3_600_000), now } })
+      .then([ended('s0', 'replaced'), started('new', now, later(3_600_000))]);
+  });
+
+  it('refuses names that are too long or not one line', () => {
+    spec.given([registered]).when({ type: 'RenameUser', data: { name: 'x'.repeat(101), now } }).thenFails('validation', 'Name exceeds 100 character limit');
+    spec.given([registered]).when({ type: 'RenameUser', data: { name: 'a\u0000b', now } }).thenFails('validation', 'Name contains invalid characters');
+    spec.given([registered]).when({ type: 'RenameUser', data: { name: 'two\nlines', now } }).thenFails('validation', 'Name contains invalid characters');
+    spec.given([registered]).when({ type: 'RenameUser', data: { name: '😀'.repeat(100), now } }).then([
+      { type: 'UserRenamed', data: { userId: 'usr_1', name: '😀'.repeat(100), renamedAt: now.toISOString() } },
+    ]);
+  });
 
   it('changes the send tier once', () => {
     const paid: UserEvent = { type: 'SendTierChanged', data: { userId: 'usr_1', tier: 'paid', changedAt: now.toISOString() } };

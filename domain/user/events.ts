@@ -1,5 +1,8 @@
 export type SendTier = 'free' | 'paid';
 
+/** Why a dashboard session ended before its expiry. */
+export type SessionEndReason = 'logout' | 'revoked' | 'replaced';
+
 export type UserEvent =
   | { type: 'UserRegistered'; data: { userId: string; email: string; name: string; registeredAt: string } }
   | { type: 'UserRenamed'; data: { userId: string; name: string; renamedAt: string } }
@@ -7,4 +10,5 @@ export type UserEvent =
       type: 'SessionStarted';
       data: { userId: string; sessionId: string; tokenHash: string; startedAt: string; expiresAt: string };
     }
+  | { type: 'SessionEnded'; data: { userId: string; sessionId: string; reason: SessionEndReason; endedAt: string } }
   | { type: 'SendTierChanged'; data: { userId: string; tier: SendTier; changedAt: string } };

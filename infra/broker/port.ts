@@ -1,12 +1,15 @@
 /**
  * The Broker port: log topics that carry messages (never state).
  *
- * Topics used by Relay: `outbound.<messenger>`, `outbound.retry.<n>`, `outbound.dead`,
- * `inbound.<appId>`, `events.<category>`. Shaped so that both the embedded SQLite log and
+ * Which topics exist and how they are kept is the application's business (Relay's are named in
+ * apps/pipeline/topology.ts): adapters learn it from a TopicPolicy. Shaped so that both the
+ * embedded SQLite log and
  * Apache Kafka (kafkajs) implement it: consumption is by consumer group with committed
  * offsets, records are ordered per topic (per partition on Kafka), and `pop` is the destructive
  * read behind the public poll endpoint.
  */
+
+import { UnavailableError } from '../errors/unavailable.ts';
 
 export type Headers = Readonly<Record<string, string>>;
 
@@ -56,6 +59,29 @@ export interface ConsumeOptions {
   readonly onError?: (error: unknown) => void;
 }
 
+export interface PopOptions {
+  /**
+   * Called with the records about to be popped, before the pop takes effect. If it rejects,
+   * nothing is popped and `pop` rejects with its error: a caller that cannot use what it would
+   * pop (it cannot decrypt it, say) loses nothing. A pop returns only records `accept` saw; it may
+   * return fewer when another caller popped some of them meanwhile. Not called when there is
+   * nothing to pop; called again with a new selection when an adapter had to select again (Kafka,
+   * after another process claimed first): the pop then returns records of the last call only.
+   */
+  readonly accept?: (records: readonly ConsumedRecord[]) => Promise<void>;
+}
+
+/** How a topic is kept: what an adapter needs to know when it creates one and when it prunes. */
+export interface TopicPolicy {
+  /** Partitions of the topic when the broker creates it (Kafka; the embedded log has one). */
+  readonly partitions: number;
+  /**
+   * Records older than this are deleted even if no group consumed them and nobody popped them.
+   * Undefined: kept until every consumer group committed past them (or they are popped).
+   */
+  readonly retentionMs?: number;
+}
+
 export interface Consumer {
   /** Stops fetching, waits for the handler in flight, commits, and leaves the group. */
   stop(): Promise<void>;
@@ -63,41 +89,54 @@ export interface Consumer {
 
 export interface Broker {
   readonly kind: string;
-  /** Creates topics that do not exist yet (idempotent). Publishing to a topic also creates it. */
+  /**
+   * Creates topics that do not exist yet (idempotent), as the adapter's TopicPolicy says.
+   * Publishing to a topic also creates it.
+   */
   ensureTopics(topics: readonly string[]): Promise<void>;
   /** Durably appends the records (in order per topic) before resolving. */
   publish(records: readonly OutgoingRecord[]): Promise<void>;
+  /**
+   * Resolves once the consumer is set up; joining the group may go on after (on Kafka, until the
+   * session of a member that died without leaving runs out). Records reach the handler from then.
+   */
   consume(options: ConsumeOptions): Promise<Consumer>;
   /**
    * Destructive read: removes and returns up to `max` of the oldest records of `topic`. A popped
    * record is never returned again, to any caller, in any process sharing the broker.
    */
-  pop(topic: string, max: number): Promise<ConsumedRecord[]>;
+  pop(topic: string, max: number, options?: PopOptions): Promise<ConsumedRecord[]>;
+  /** Deletes topics with every record in them (idempotent: an unknown topic is no error). */
+  deleteTopics(topics: readonly string[]): Promise<void>;
+  /** The largest record (value, key and headers, in bytes) `publish` takes. */
+  readonly maxRecordBytes: number;
   /** Number of records not yet popped (inbound) or not yet consumed by `groupId`. */
   depth(topic: string, groupId?: string): Promise<number>;
   /** Throws BrokerUnavailableError if the broker cannot be reached. */
   ping(): Promise<void>;
   /**
-   * False while the adapter knows the broker to be unreachable (its last probe or operation
-   * failed) or after close. No I/O: the send path asks it on every request, so that messages are
+   * False until the adapter has reached the broker once (at start-up, so that health can answer
+   * 503 until then), while it knows the broker to be unreachable (its last probe or operation
+   * failed), and after close. No I/O: the send path asks it on every request, so that messages are
    * refused with 503 rather than accepted into a pipeline that cannot move them.
    */
   isReady(): boolean;
   close(): Promise<void>;
 }
 
-/** Raised when the broker cannot be reached or fails an operation: maps to 503. */
-export class BrokerUnavailableError extends Error {
-  override readonly name = 'BrokerUnavailableError';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+/** A record over `maxRecordBytes` was given to `publish`: nothing of that publish was written. */
+export class RecordTooLargeError extends Error {
+  override readonly name = 'RecordTooLargeError';
+  constructor(
+    readonly topic: string,
+    readonly bytes: number,
+    readonly maxBytes: number,
+  ) {
+    super(`A record of ${bytes} bytes for ${topic} is over the broker's limit of ${maxBytes} bytes`);
   }
 }
 
-export const topics = {
-  outbound: (messenger: string) => `outbound.${messenger}`,
-  retry: (attempt: number) => `outbound.retry.${attempt}`,
-  dead: 'outbound.dead',
-  inbound: (appId: string) => `inbound.${appId}`,
-  events: (category: string) => `events.${category}`,
-} as const;
+/** Raised when the broker cannot be reached or fails an operation: maps to 503. */
+export class BrokerUnavailableError extends UnavailableError {
+  override readonly name: string = 'BrokerUnavailableError';
+}

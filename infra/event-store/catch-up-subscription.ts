@@ -1,15 +1,34 @@
-import { subscriptionBatchSize, type EventFilter, type RecordedEvent, type SubscribeOptions, type Subscription } from './port.ts';
+import {
+  subscriptionBatchSize,
+  subscriptionMaxBatchBytes,
+  type EventFilter,
+  type RecordedEvent,
+  type SubscribeOptions,
+  type Subscription,
+} from './port.ts';
+
+/** One page of a read of the final part of the log. */
+export interface SourcePage {
+  /** Events matching the filter after the read's `after`, in global order. */
+  readonly events: RecordedEvent[];
+  /**
+   * How far the log was scanned: every matching event at or below it is in `events` (or before
+   * `after`), and no event at or below it can still appear.
+   */
+  readonly scanned: bigint;
+  /** Whether the page ended on its limit (count or bytes) before the final part of the log did. */
+  readonly more: boolean;
+}
 
 /** Where an asynchronous catch-up subscription reads from. */
 export interface AsyncSubscriptionSource {
   /** Highest position committed now: what `catchUp` waits for. */
   committedHead(): Promise<bigint>;
   /**
-   * Events matching `filter` after `after`, in global order, at most `limit`, and `head`: a
-   * position up to which the log is final (no event at or below it can still appear), read in the
-   * same snapshot. Every event returned is at or below `head`.
+   * Events matching `filter` after `after`, in global order, at most `limit` of them and at most
+   * `maxBytes` of data and metadata (at least one event when one matches), from one snapshot.
    */
-  read(after: bigint, limit: number, filter: EventFilter | undefined): Promise<{ events: RecordedEvent[]; head: bigint }>;
+  read(after: bigint, limit: number, maxBytes: number, filter: EventFilter | undefined): Promise<SourcePage>;
 }
 
 export interface AsyncCatchUpSubscription extends Subscription {
@@ -34,6 +53,7 @@ export function createAsyncCatchUpSubscription(
   onStopped: (subscription: AsyncCatchUpSubscription) => void,
 ): AsyncCatchUpSubscription {
   const batchSize = subscriptionBatchSize(options);
+  const maxBatchBytes = subscriptionMaxBatchBytes(options);
   let position = options.after;
   let running = false;
   let again = false;
@@ -67,17 +87,15 @@ export function createAsyncCatchUpSubscription(
       for (;;) {
         if (stopped) return;
         again = false;
-        const { events, head } = await source.read(position, batchSize, options.filter);
+        const { events, scanned, more } = await source.read(position, batchSize, maxBatchBytes, options.filter);
         if (stopped) return;
         if (events.length > 0) {
           await options.handler(events);
           if (stopped) return;
         }
-        const full = events.length === batchSize;
-        const next = full ? events[events.length - 1]!.globalPosition : head;
-        if (next > position) position = next;
+        if (scanned > position) position = scanned;
         settleWaiters();
-        if (full) {
+        if (more) {
           // Replaying a backlog: let I/O and timers run between batches even if the handler is sync.
           await new Promise<void>((resolve) => setImmediate(resolve));
         } else if (!again) {

@@ -6,6 +6,7 @@
  * its first event has version 1n. Global positions are strictly increasing across the store,
  * start at 1n, and are what subscribers checkpoint on. Both are bigint; serialise as strings.
  */
+import { UnavailableError } from '../errors/unavailable.ts';
 import { uuidV7 } from '../ids/uuid-v7.ts';
 
 /** What the caller knows about the stream before appending. */
@@ -69,6 +70,8 @@ export interface EventFilter {
   readonly categories?: readonly string[];
   readonly streams?: readonly string[];
   readonly types?: readonly string[];
+  /** Events carrying at least one of these tags (see EventTagger). */
+  readonly tags?: readonly string[];
   /** Inclusive lower bound on recordedAt. */
   readonly since?: Date;
   /** Exclusive upper bound on recordedAt. */
@@ -80,6 +83,11 @@ export interface ReadAllOptions {
   readonly after?: bigint;
   /** Maximum number of events returned. Default 1000. */
   readonly limit?: number;
+  /**
+   * The page ends once its events hold this many bytes of data and metadata (their JSON text as
+   * stored, UTF-8); it always holds at least one event when one matches. Default 16 MiB.
+   */
+  readonly maxBytes?: number;
   readonly filter?: EventFilter;
 }
 
@@ -89,6 +97,8 @@ export interface SubscribeOptions {
   readonly filter?: EventFilter;
   /** Max events handed to one handler call. Default 500. */
   readonly batchSize?: number;
+  /** A handler call gets at most this many bytes of data and metadata (at least one event). Default 4 MiB. */
+  readonly maxBatchBytes?: number;
   /**
    * Called with events in global order. The subscription waits for the returned promise
    * before delivering more. A throw stops the subscription and is reported to `onError`.
@@ -117,11 +127,7 @@ export interface EventStore {
    * expected version; it returns the current version and the position of the stream's last event
    * (0n for an empty stream).
    */
-  appendToStream(
-    streamName: string,
-    events: readonly NewEvent[],
-    options?: { expectedVersion?: ExpectedVersion },
-  ): Promise<AppendResult>;
+  appendToStream(streamName: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult>;
   readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
   /** Catch-up subscription: replays from `after`, then follows new commits (live). */
   subscribe(options: SubscribeOptions): Subscription;
@@ -134,11 +140,109 @@ export interface EventStore {
   listCheckpoints(): Promise<Map<string, bigint>>;
   /** Throws if the store cannot be reached (used by health). */
   ping(): Promise<void>;
+  /** The data keys kept beside the history (crypto-shredding, docs/privacy.md). */
+  readonly keys: KeyVault;
   /**
    * Stops every subscription (waiting for handlers in flight) and releases the store. Idempotent.
    * Afterwards every method rejects with EventStoreUnavailableError (`subscribe` throws it).
    */
   close(): Promise<void>;
+}
+
+export interface AppendOptions {
+  /** Default 'any'. */
+  readonly expectedVersion?: ExpectedVersion;
+  /** Changes to the data keys, made in the same transaction as the append: all or nothing with it. */
+  readonly keys?: KeyChanges;
+}
+
+/**
+ * Tags say which tenants (apps, users) an event concerns, so that a reader can ask the store for
+ * one tenant's events (`EventFilter.tags`) instead of reading everyone's. They are derived from
+ * the event itself by a pure function the application gives the store; the store keeps them as an
+ * index beside the history (not in it), and derives them again for every event when `version`
+ * changes.
+ */
+export interface EventTagger {
+  readonly version: string;
+  tagsOf(event: { readonly streamName: string; readonly type: string; readonly data: unknown }): readonly string[];
+}
+
+/**
+ * A data key: the key that encrypts message bodies and contact ids (sealed by the caller). Keys
+ * are kept beside the history, never in it, so that destroying one makes what it sealed
+ * unreadable for good while the history stays append-only (crypto-shredding).
+ */
+export interface NewDataKey {
+  readonly id: string;
+  /** The tenant the key belongs to (an app id): `retireScopes` retires all of a tenant's keys at once. */
+  readonly scope: string;
+  /** What the key seals, for the record of its destruction (`sendbatch-<id>`, `inbound-<id>`). */
+  readonly subject: string;
+  /** The key material, as the caller wrapped (encrypted) it. */
+  readonly wrapped: string;
+  /** Releases after which the key is retired (one per message it seals). At least 1. */
+  readonly uses: number;
+  /** When the key is retired at the latest (the retention). */
+  readonly expiresAt: Date;
+}
+
+export interface StoredDataKey extends NewDataKey {
+  readonly usesLeft: number;
+  readonly scopeRetired: boolean;
+}
+
+export interface KeyChanges {
+  readonly put?: readonly NewDataKey[];
+  /**
+   * More uses for keys that may still be used (they exist, have uses left, are not expired and
+   * their scope is not retired): a key that seals one more message. The append fails with
+   * DataKeyGoneError, and writes nothing, when one of them may not.
+   */
+  readonly extend?: readonly { readonly id: string; readonly uses: number }[];
+  /** One use fewer for each key (a key with none left is retired). Ids of keys that do not exist are ignored. */
+  readonly release?: readonly string[];
+  /** Retires every existing key of these scopes. */
+  readonly retireScopes?: readonly string[];
+  /**
+   * Destroys these keys, physically, with the append. The append fails with DataKeyGoneError, and
+   * writes nothing, unless every one of them exists: so that a destruction is recorded once.
+   */
+  readonly destroy?: readonly string[];
+}
+
+export type RetiredBecause = 'used' | 'expired' | 'scope';
+
+export interface DueKey {
+  readonly id: string;
+  readonly scope: string;
+  readonly subject: string;
+  /** `scope` before `expired` before `used` when more than one holds. */
+  readonly because: RetiredBecause;
+}
+
+export interface KeyVault {
+  /**
+   * The wrapped material of the keys that can still be used at `now`: those that exist, are not
+   * expired and whose scope is not retired. Other ids are absent from the map.
+   */
+  get(ids: readonly string[], now: Date): Promise<Map<string, string>>;
+  /** `KeyChanges.release` without an append (a poll). */
+  release(ids: readonly string[]): Promise<void>;
+  /** Keys retired and not yet destroyed (no uses left, expired at `now`, or scope retired), oldest first. */
+  due(now: Date, limit: number): Promise<DueKey[]>;
+  /** Every key that exists, in id order, after `afterId` (for a copy of the store). */
+  list(afterId: string | undefined, limit: number): Promise<StoredDataKey[]>;
+  /** Writes keys as they are (a copy of the store); a key whose id exists is left unchanged. */
+  import(keys: readonly StoredDataKey[]): Promise<void>;
+}
+
+/** An append that was to destroy a data key found it gone (destroyed already): nothing was written. */
+export class DataKeyGoneError extends Error {
+  override readonly name = 'DataKeyGoneError';
+  constructor(readonly keyIds: readonly string[]) {
+    super(`Data key already destroyed: ${keyIds.join(', ')}`);
+  }
 }
 
 export class ExpectedVersionConflictError extends Error {
@@ -153,11 +257,8 @@ export class ExpectedVersionConflictError extends Error {
 }
 
 /** Raised by adapters when the backing store fails (I/O, connection): maps to 503. */
-export class EventStoreUnavailableError extends Error {
-  override readonly name = 'EventStoreUnavailableError';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-  }
+export class EventStoreUnavailableError extends UnavailableError {
+  override readonly name: string = 'EventStoreUnavailableError';
 }
 
 /**
@@ -176,6 +277,17 @@ export const readAllLimit = (options: ReadAllOptions | undefined): number => {
   const limit = options?.limit ?? 1000;
   if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`limit must be an integer >= 0, got ${limit}`);
   return limit;
+};
+
+/** `ReadAllOptions.maxBytes` with its default (16 MiB); anything but a positive integer is a RangeError. */
+export const readAllMaxBytes = (options: ReadAllOptions | undefined): number => positiveBytes(options?.maxBytes ?? 16 * 1024 * 1024, 'maxBytes');
+
+/** `SubscribeOptions.maxBatchBytes` with its default (4 MiB); anything but a positive integer is a RangeError. */
+export const subscriptionMaxBatchBytes = (options: SubscribeOptions): number => positiveBytes(options.maxBatchBytes ?? 4 * 1024 * 1024, 'maxBatchBytes');
+
+const positiveBytes = (value: number, name: string): number => {
+  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${value}`);
+  return value;
 };
 
 /** `SubscribeOptions.batchSize` with its default (500); anything but a positive integer is a RangeError. */

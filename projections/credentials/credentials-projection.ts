@@ -71,8 +71,8 @@ export class CredentialsProjection implements Projection {
     return [...this.byId.values()].filter((c) => c.userId === userId);
   }
 
-  /** Lower-cased names of the custom headers that live webhook-header credentials use. */
-  customHeaderNames(): Iterable<string> {
-    return this.headerNameCounts.keys();
+  /** Whether a live webhook-header credential reads its key from this (lower-cased) header. */
+  isCustomHeaderName(name: string): boolean {
+    return this.headerNameCounts.has(name);
   }
 }

@@ -1,6 +1,30 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BrokerUnavailableError, type Broker, type ConsumeOptions, type ConsumedRecord, type Consumer, type OutgoingRecord } from '../../infra/broker/port.ts';
+import {
+  BrokerUnavailableError,
+  RecordTooLargeError,
+  type Broker,
+  type ConsumeOptions,
+  type ConsumedRecord,
+  type Consumer,
+  type OutgoingRecord,
+  type TopicPolicy,
+} from '../../infra/broker/port.ts';
+
+/** What the suite asks of the broker it gets: the fixture passes it to the adapter. */
+export interface FixtureOptions {
+  /** The suite's topic policy: `expiring.*` topics keep records `SUITE_RETENTION_MS`; `inbound.*` have one partition. */
+  readonly topicPolicy: (topic: string) => TopicPolicy;
+}
+
+/** Retention of the suite's `expiring.*` topics. */
+export const SUITE_RETENTION_MS = 1500;
+
+const suitePolicy = (topic: string): TopicPolicy => {
+  if (topic.startsWith('expiring.')) return { partitions: 2, retentionMs: SUITE_RETENTION_MS };
+  if (topic.startsWith('inbound.')) return { partitions: 1 };
+  return { partitions: 3 };
+};
 
 export interface BrokerFixture {
   broker: Broker;
@@ -47,7 +71,7 @@ const numberOf = (r: ConsumedRecord): number => (JSON.parse(r.value) as { n: num
  * joins (a consumer is first shown to receive before timing matters). Topic and group names are
  * unique per test so that a shared real broker can run the suite.
  */
-export function brokerContract(name: string, factory: () => Promise<BrokerFixture>): void {
+export function brokerContract(name: string, factory: (options: FixtureOptions) => Promise<BrokerFixture>): void {
   describe(`Broker contract: ${name}`, () => {
     let fixture: BrokerFixture;
     let broker: Broker;
@@ -89,7 +113,7 @@ export function brokerContract(name: string, factory: () => Promise<BrokerFixtur
     beforeEach(async () => {
       consumers = [];
       seconds = [];
-      fixture = await factory();
+      fixture = await factory({ topicPolicy: suitePolicy });
       broker = fixture.broker;
     });
     afterEach(async () => {
@@ -384,6 +408,203 @@ export function brokerContract(name: string, factory: () => Promise<BrokerFixtur
       expect(finished).toBe(true);
     });
 
+    it('a pop whose accept rejects pops nothing, and rejects with that error: the next pop returns the same records', async () => {
+      const topic = unique('inbound');
+      await broker.publish(range(0, 5).map((n) => record(topic, n)));
+      const refusal = new Error('cannot take these');
+      const offered: number[][] = [];
+      await eventually(async () => {
+        const refused = broker.pop(topic, 3, {
+          accept: async (records) => {
+            offered.push(records.map(numberOf));
+            throw refusal;
+          },
+        });
+        await expect(refused).rejects.toBe(refusal);
+      });
+      expect(offered.at(-1)).toEqual([0, 1, 2]);
+      expect(await broker.depth(topic)).toBe(5);
+      const accepted: number[][] = [];
+      const popped = await broker.pop(topic, 10, { accept: async (records) => void accepted.push(records.map(numberOf)) });
+      expect(popped.map(numberOf)).toEqual(range(0, 5));
+      expect(accepted).toEqual([range(0, 5)]);
+      expect(await broker.pop(topic, 10)).toEqual([]);
+      expect(await broker.depth(topic)).toBe(0);
+    });
+
+    it('accept is offered the due records a pop takes, and not those left behind', async () => {
+      const topic = unique('inbound');
+      await broker.publish([record(topic, 0), record(topic, 1, { dueAt: Date.now() + 60_000 }), record(topic, 2)]);
+      const offered: number[][] = [];
+      let popped: ConsumedRecord[] = [];
+      await eventually(async () => {
+        popped = await broker.pop(topic, 10, { accept: async (records) => void offered.push(records.map(numberOf)) });
+        expect(popped.length).toBeGreaterThan(0);
+      });
+      expect(popped.map(numberOf)).toEqual([0, 2]);
+      expect(offered).toEqual([[0, 2]]);
+      expect(await broker.depth(topic)).toBe(1); // the record not due yet
+      expect(await broker.pop(topic, 10, { accept: async () => void offered.push([-1]) })).toEqual([]);
+      expect(offered).toEqual([[0, 2]]); // nothing to pop: accept is not called
+    });
+
+    it('concurrent pops with slow accepts never return a record twice, and return only what their accept was offered', async () => {
+      const topic = unique('inbound');
+      await broker.publish(range(0, 60).map((n) => record(topic, n)));
+      await eventually(async () => expect(await broker.depth(topic)).toBe(60));
+      const other = (await secondBroker()) ?? broker;
+      const got: number[] = [];
+      const outside: number[] = [];
+      let round = 0;
+      await eventually(async () => {
+        round++;
+        const results = await Promise.all(
+          range(0, 8).map(async (i) => {
+            const on = i % 2 === 0 ? broker : other;
+            if (i === 7) return on.pop(topic, 3); // a pop without accept among them
+            let last: number[] = [];
+            const popped = await on.pop(topic, 5, {
+              accept: async (records) => {
+                last = records.map(numberOf);
+                await new Promise((resolve) => setTimeout(resolve, 10 + ((i * 7 + round) % 4) * 10));
+              },
+            });
+            outside.push(...popped.map(numberOf).filter((n) => !last.includes(n)));
+            return popped;
+          }),
+        );
+        got.push(...results.flat().map(numberOf));
+        expect(got.length).toBeGreaterThanOrEqual(60);
+      }, 60_000);
+      expect(outside).toEqual([]);
+      expect(got.sort((x, y) => x - y)).toEqual(range(0, 60));
+      expect(await broker.pop(topic, 10)).toEqual([]);
+      expect(await other.pop(topic, 10)).toEqual([]);
+    });
+
+    it('a pop returns only what it took: records another instance popped while accept ran are not returned', async () => {
+      const other = await secondBroker();
+      if (other === undefined) return;
+      const topic = unique('inbound');
+      await broker.publish(range(0, 4).map((n) => record(topic, n)));
+      await eventually(async () => expect(await other.depth(topic)).toBe(4));
+      const offered = gate();
+      const release = gate();
+      let seen: number[] = [];
+      const slow = broker.pop(topic, 10, {
+        accept: async (records) => {
+          seen = records.map(numberOf);
+          offered.open();
+          await release.opened;
+        },
+      });
+      await offered.opened;
+      expect(seen).toEqual([0, 1, 2, 3]);
+      expect((await popAll(topic, 4, 10, other)).map(numberOf)).toEqual([0, 1, 2, 3]);
+      release.open();
+      expect(await slow).toEqual([]);
+      await broker.publish([record(topic, 4)]);
+      expect((await popAll(topic, 1, 10)).map(numberOf)).toEqual([4]);
+    });
+
+    it('deleteTopics removes topics with their records and group offsets; it is idempotent and spares other topics', async () => {
+      const inbound = unique('inbound');
+      const outbound = unique('outbound');
+      const kept = unique('inbound');
+      const group = unique('g');
+      await broker.publish([
+        ...range(0, 3).map((n) => record(inbound, n, { id: `i${n}` })),
+        ...range(0, 3).map((n) => record(outbound, n)),
+        record(kept, 7),
+      ]);
+      const first = await collect(group, [outbound]);
+      await eventually(() => expect(first.seen).toHaveLength(3));
+      await first.consumer.stop();
+      expect((await popAll(inbound, 1, 1)).map(numberOf)).toEqual([0]);
+
+      await broker.deleteTopics([inbound, outbound]);
+      expect(await broker.depth(inbound)).toBe(0);
+      expect(await broker.pop(inbound, 10)).toEqual([]);
+      expect(await broker.depth(outbound)).toBe(0);
+      expect(await broker.depth(outbound, group)).toBe(0);
+      await broker.deleteTopics([inbound, outbound, unique('never')]);
+      await broker.deleteTopics([]);
+      expect((await popAll(kept, 1, 10)).map(numberOf)).toEqual([7]);
+
+      // Published to again, the topics hold only what came after (remembered ids went with them).
+      await broker.publish([record(inbound, 10, { id: 'i1' }), record(outbound, 20)]);
+      expect((await popAll(inbound, 1, 10)).map(numberOf)).toEqual([10]);
+      const again = await collect(group, [outbound]);
+      await eventually(() => expect(again.seen.map(numberOf)).toEqual([20]));
+    });
+
+    it('a topic deleted through one instance is gone for another, which goes on popping and publishing', async () => {
+      const other = await secondBroker();
+      if (other === undefined) return;
+      const doomed = unique('inbound');
+      const alive = unique('inbound');
+      await broker.publish([record(doomed, 1), record(doomed, 2), record(alive, 3)]);
+      expect((await popAll(doomed, 1, 1, other)).map(numberOf)).toEqual([1]);
+      expect((await popAll(alive, 1, 10, other)).map(numberOf)).toEqual([3]);
+      await broker.deleteTopics([doomed]);
+      await eventually(async () => expect(await other.depth(doomed)).toBe(0));
+      expect(await other.pop(doomed, 10)).toEqual([]);
+      await other.publish([record(alive, 4)]);
+      await broker.publish([record(alive, 5)]);
+      expect((await popAll(alive, 2, 10, other)).map(numberOf)).toEqual([4, 5]);
+      // Published to again through the other instance, the topic holds only the new record.
+      await other.publish([record(doomed, 6)]);
+      expect((await popAll(doomed, 1, 10, other)).map(numberOf)).toEqual([6]);
+      expect(await broker.depth(doomed)).toBe(0);
+    });
+
+    it('a publish holding a record over maxRecordBytes is refused whole with RecordTooLargeError', async () => {
+      const topic = unique('inbound');
+      const max = broker.maxRecordBytes;
+      expect(max).toBe(1024 * 1024);
+      const over = await broker.publish([record(topic, 1), { topic, value: 'x'.repeat(max + 1) }]).catch((error: unknown) => error);
+      expect(over).toBeInstanceOf(RecordTooLargeError);
+      expect(over).toMatchObject({ topic, bytes: max + 1, maxBytes: max });
+      // Bytes, not characters: 'é' is two bytes in UTF-8.
+      const wide = await broker.publish([{ topic, key: 'k', value: 'é'.repeat(max / 2) }]).catch((error: unknown) => error);
+      expect(wide).toBeInstanceOf(RecordTooLargeError);
+      expect(wide).toMatchObject({ bytes: max + 1 });
+      await broker.publish([record(topic, 2)]);
+      expect((await popAll(topic, 1, 10)).map(numberOf)).toEqual([2]);
+      expect(await broker.depth(topic)).toBe(0);
+    });
+
+    it('a record of exactly maxRecordBytes (key, headers and id counted) is published and consumed whole', async () => {
+      const topic = unique('outbound');
+      const max = broker.maxRecordBytes;
+      const fixed = { key: 'key', headers: { h: 'v' }, id: 'id-1' }; // 3 + 2 + 4 bytes
+      const value = 'y'.repeat(max - 9);
+      await broker.publish([{ topic, value, ...fixed }, record(topic, 1, { key: 'key' })]);
+      const { seen } = await collect(unique('g'), [topic]);
+      await eventually(() => expect(seen).toHaveLength(2));
+      expect(seen[0]!.value.length).toBe(max - 9);
+      expect(seen[0]!.value === value).toBe(true);
+      expect(seen[0]).toMatchObject({ key: 'key', headers: { h: 'v' }, id: 'id-1' });
+      expect(numberOf(seen[1]!)).toBe(1);
+    });
+
+    it('records of a topic whose policy has a retention are gone once older than it, popped or not', async () => {
+      const topic = unique('expiring');
+      const group = unique('g');
+      const publishedAt = Date.now();
+      await broker.publish(range(0, 4).map((n) => record(topic, n, { key: `k${n}` })));
+      await eventually(async () => expect(await broker.depth(topic)).toBe(4));
+      expect(await broker.depth(topic, group)).toBe(4);
+      await eventually(async () => {
+        expect(await broker.depth(topic)).toBe(0);
+        expect(await broker.depth(topic, group)).toBe(0);
+        expect(await broker.pop(topic, 10)).toEqual([]);
+      });
+      expect(Date.now() - publishedAt).toBeGreaterThanOrEqual(SUITE_RETENTION_MS);
+      await broker.publish([record(topic, 9)]);
+      expect((await popAll(topic, 1, 10)).map(numberOf)).toEqual([9]);
+    });
+
     it('after close every operation fails with BrokerUnavailableError', async () => {
       const topic = unique('outbound');
       await broker.ping();
@@ -397,6 +618,8 @@ export function brokerContract(name: string, factory: () => Promise<BrokerFixtur
       await fails(broker.ensureTopics([topic]));
       await fails(broker.consume({ groupId: unique('g'), topics: [topic], handler: async () => {} }));
       await fails(broker.ping());
+      await fails(broker.deleteTopics([topic]));
+      await fails(broker.pop(topic, 1, { accept: async () => {} }));
       await broker.close();
     });
   });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SimulatorStore } from '../../infra/messenger/simulator/simulator-store.ts';
-import { api, createAccount, createApp, createKey, waitFor } from '../support/account-fixture.ts';
+import { api, createAccount, createApp, createKey, dashboard, waitFor, type Account } from '../support/account-fixture.ts';
 import { startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
 
 interface Frame {
@@ -18,6 +18,7 @@ const parseFrames = (text: string): Frame[] =>
     });
 
 let relay: RelayProcess;
+let account: Account;
 let keyA: string;
 let appA: string;
 let appB: string;
@@ -30,7 +31,7 @@ const history = async (headers: Record<string, string> = {}, query = 'follow=fal
 
 beforeAll(async () => {
   relay = await startRelayProcess();
-  const account = await createAccount(relay);
+  account = await createAccount(relay);
   appA = (await createApp(relay, account, ['signal'], 'App A')).appId;
   appB = (await createApp(relay, account, ['signal'], 'App B')).appId;
   keyA = (await createKey(relay, account, [appA])).secret;
@@ -74,7 +75,13 @@ describe('GET /api/v1/events (Server-Sent Events)', () => {
     expect(delivered.data.metadata).toMatchObject({ actor: 'system:delivery', correlationId: messageId });
     const accepted = frames.find((f) => f.event === 'MessagesAccepted')!;
     expect(accepted.data.metadata.actor).toMatch(/^credential:/);
-    expect(frames.find((f) => f.event === 'InboundMessageReceived')!.data.data).toMatchObject({ appId: appA, content: 'hello A' });
+    // That a body existed (its key), never the body, the contact or even the ciphertext (docs/privacy.md).
+    expect(accepted.data.data.messages).toEqual([{ messageId, appId: appA, messenger: 'signal', keyId: expect.any(String) }]);
+    expect(accepted.data.data).not.toHaveProperty('bodies');
+    const inbound = frames.find((f) => f.event === 'InboundMessageReceived')!.data.data;
+    expect(inbound).toMatchObject({ appId: appA, messenger: 'signal', keyId: expect.any(String), isGroupMessage: false, isCommand: false });
+    expect(inbound).not.toHaveProperty('sealed');
+    for (const f of frames) expect(JSON.stringify(f.data)).not.toMatch(/hello A|\+1555030[01]|"hi"|s1:/);
   });
 
   it('resumes after a position, from Last-Event-ID or after=', async () => {
@@ -90,7 +97,7 @@ describe('GET /api/v1/events (Server-Sent Events)', () => {
     const res = await fetch(`${relay.url}/api/v1/events?after=${head}`, { headers: { authorization: `Bearer ${keyA}` }, signal: controller.signal });
     expect(res.status).toBe(200);
     const reader = res.body!.getReader();
-    const sent = await api(relay, 'POST', '/messages/send', { key: keyA, body: { messages: [{ appId: appA, messenger: 'signal', contactId: '+15550302', message: 'live' }] } });
+    const sent = await api(relay, 'POST', '/messages/send', { key: keyA, body: { messages: [{ appId: appA, messenger: 'signal', contactId: '+15550302', message: 'a live body' }] } });
     expect(sent.status).toBe(202);
     let text = '';
     const deadline = Date.now() + 10_000;
@@ -101,7 +108,8 @@ describe('GET /api/v1/events (Server-Sent Events)', () => {
     }
     controller.abort();
     const accepted = parseFrames(text).find((f) => f.event === 'MessagesAccepted')!;
-    expect(accepted.data.data.messages.map((m: { text: string }) => m.text)).toEqual(['live']);
+    expect(accepted.data.data.messages.map((m: { messageId: string }) => m.messageId)).toEqual([sent.body.successfulMessages[0].messageId]);
+    expect(text).not.toMatch(/a live body|15550302/);
     expect(BigInt(accepted.id)).toBeGreaterThan(BigInt(head));
   });
 
@@ -117,6 +125,73 @@ describe('GET /api/v1/events (Server-Sent Events)', () => {
     expect(unknown.status).toBe(403);
   });
 
+});
+
+/** An open follow stream and everything it has received so far. */
+const openStream = async (key: string, after = '0') => {
+  const res = await fetch(`${relay.url}/api/v1/events?after=${after}`, { headers: { authorization: `Bearer ${key}` } });
+  let text = '';
+  let ended = false;
+  const reading = (async () => {
+    if (!res.body) return;
+    const reader = res.body.getReader();
+    for (;;) {
+      const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    ended = true;
+  })();
+  return { res, text: () => text, ended: () => ended, reading };
+};
+
+describe('revocation and bounds of event streams', () => {
+  it('a stream ends at once when its key is deleted, before the deletion and anything after it', async () => {
+    const { credentialId, secret } = await createKey(relay, account, [appA]);
+    const stream = await openStream(secret, (await history()).frames.at(-1)!.id);
+    expect(stream.res.status).toBe(200);
+    expect((await dashboard(relay, account, 'DELETE', `/credentials/${credentialId}`)).status).toBe(200);
+    await waitFor(() => stream.ended(), 5_000, 'the stream to end');
+    // Sent after the deletion: never on the ended stream.
+    await api(relay, 'POST', '/messages/send', { key: keyA, body: { messages: [{ appId: appA, messenger: 'signal', contactId: '+15550303', message: 'after' }] } });
+    expect(parseFrames(stream.text()).map((f) => f.event)).not.toContain('CredentialDeleted');
+    expect(parseFrames(stream.text()).map((f) => f.event)).not.toContain('MessagesAccepted');
+  });
+
+  it('a stream ends when one of its apps is deleted', async () => {
+    const appC = (await createApp(relay, account, ['signal'], 'App C')).appId;
+    const { secret } = await createKey(relay, account, [appC, appA]);
+    const stream = await openStream(secret, (await history()).frames.at(-1)!.id);
+    expect(stream.res.status).toBe(200);
+    expect((await dashboard(relay, account, 'DELETE', `/apps/${appC}`)).status).toBe(200);
+    await waitFor(() => stream.ended(), 5_000, 'the stream to end');
+    expect(parseFrames(stream.text()).map((f) => f.event)).not.toContain('AppDeleted');
+  });
+
+  it('at most 5 open streams per key (429 in the interface’s shape), counted until they close', async () => {
+    const { secret } = await createKey(relay, account, [appA]);
+    const controllers = Array.from({ length: 5 }, () => new AbortController());
+    const open = await Promise.all(controllers.map((c) => fetch(`${relay.url}/api/v1/events`, { headers: { authorization: `Bearer ${secret}` }, signal: c.signal })));
+    expect(open.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    const refused = await fetch(`${relay.url}/api/v1/events`, { headers: { authorization: `Bearer ${secret}` } });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(Number(refused.headers.get('x-ratelimit-reset'))).toBeGreaterThan(Date.now() - 1000);
+    expect(await refused.json()).toEqual({ error: 'Too many open event streams for this API key' });
+    // Another key of the same user is not held back by this one's streams.
+    expect((await fetch(`${relay.url}/api/v1/events?follow=false`, { headers: { authorization: `Bearer ${keyA}` } })).status).toBe(200);
+    controllers[0]!.abort();
+    const again = await waitFor(async () => {
+      const res = await fetch(`${relay.url}/api/v1/events?follow=false`, { headers: { authorization: `Bearer ${secret}` } });
+      if (res.status !== 200) await res.arrayBuffer();
+      return res.status === 200 ? res : undefined;
+    }, 5_000, 'a stream slot to free');
+    await again.text();
+    for (const c of controllers) c.abort();
+  });
+});
+
+describe('shutdown', () => {
   it('an open stream does not hold up a graceful shutdown', async () => {
     const res = await fetch(`${relay.url}/api/v1/events`, { headers: { authorization: `Bearer ${keyA}` } });
     expect(res.status).toBe(200);

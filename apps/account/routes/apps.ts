@@ -1,38 +1,17 @@
-import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { z } from 'zod';
 import type { AppMessengerIds } from '../../../domain/app/commands.ts';
 import { appDecider, appStreamName } from '../../../domain/app/decider.ts';
 import { newAppSettings, type AppSettings } from '../../../domain/app/events.ts';
-import { MESSENGERS } from '../../../domain/shared/messengers.ts';
-import { topics } from '../../../infra/broker/port.ts';
+import { topics } from '../../pipeline/topology.ts';
 import type { UserView } from '../../../projections/users/users-projection.ts';
-import { handleCommand } from '../../shared/command-handler.ts';
-import type { RelayContext } from '../../shared/context.ts';
-import { newId } from '../../shared/ids.ts';
-import { describeIssue, fail, failDomain } from '../errors.ts';
+import { handleCommand } from '../../commands/handle-command.ts';
+import type { RelayContext } from '../../boot/context.ts';
+import { newId } from '../../../infra/ids/new-id.ts';
+import { fail, failDomain } from '../errors.ts';
+import { appBodies } from '../schemas.ts';
 import { requireUser } from '../session.ts';
 import { appJson } from '../views.ts';
-
-const protocol = z.array(z.enum(MESSENGERS, { error: `Invalid protocol. Must be an array of: ${MESSENGERS.join(', ')}` }), {
-  error: (issue) => (issue.input === undefined ? undefined : `Invalid protocol. Must be an array of: ${MESSENGERS.join(', ')}`),
-});
-const nullableString = z.string().trim().nullable().optional();
-const settingsFields = {
-  status: z.enum(['active', 'disabled'], { error: 'Invalid status. Must be one of: active, disabled' }).optional(),
-  deliveryType: z.enum(['poll', 'webhook'], { error: 'Invalid deliveryType. Must be one of: poll, webhook' }).optional(),
-  webhookUrl: z.url({ protocol: /^https?$/, error: 'Invalid webhookUrl' }).nullable().optional(),
-  webhookAuthType: z.enum(['bearer', 'header'], { error: 'Invalid webhookAuthType. Must be one of: bearer, header' }).nullable().optional(),
-  webhookAuthSecret: nullableString,
-  webhookAuthHeaderName: nullableString,
-  apiKeyId: nullableString,
-};
-const createBody = z.object({ name: z.string().trim().min(1, 'Missing required field: name'), protocol, ...settingsFields });
-const updateBody = z.object({
-  appId: z.string().min(1, 'Missing required field: appId'),
-  name: z.string().trim().min(1, 'Name is required').optional(),
-  protocol: protocol.optional(),
-  ...settingsFields,
-});
 
 const freshAppMessengerIds = (): AppMessengerIds => ({
   signal: newId.appMessenger(),
@@ -41,8 +20,9 @@ const freshAppMessengerIds = (): AppMessengerIds => ({
 });
 
 export const appRoutes =
-  (ctx: RelayContext): FastifyPluginAsync =>
+  (ctx: RelayContext): FastifyPluginAsyncZod =>
   async (app) => {
+    const { create: createBody, update: updateBody } = appBodies({ allowLocal: ctx.config.WEBHOOK_ALLOW_LOCAL });
     /** The settings fields present in a body, with the secret sealed and the key link checked. */
     const settingsOf = (user: UserView, body: z.infer<typeof updateBody> | z.infer<typeof createBody>) => {
       const { webhookAuthSecret, ...rest } = body as Record<string, unknown> & typeof body;
@@ -68,9 +48,7 @@ export const appRoutes =
     app.post('/apps', { schema: { summary: 'Create an app', body: createBody } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
-      const body = createBody.safeParse(request.body ?? {});
-      if (!body.success) return fail(reply, 400, describeIssue(body.error, request.body));
-      const settings = settingsOf(user, body.data);
+      const settings = settingsOf(user, request.body);
       if ('error' in settings) return fail(reply, 400, settings.error!);
       const appId = newId.app();
       const result = await handleCommand(
@@ -82,8 +60,10 @@ export const appRoutes =
           data: {
             appId,
             userId: user.id,
-            settings: newAppSettings(body.data.name, body.data.protocol, settings.changes),
+            settings: newAppSettings(request.body.name, request.body.protocol, settings.changes),
             appMessengerIds: freshAppMessengerIds(),
+            liveApps: ctx.models.apps.appsOf(user.id).length,
+            maxPerUser: ctx.config.MAX_APPS_PER_USER,
             now: new Date(),
           },
         },
@@ -99,20 +79,18 @@ export const appRoutes =
     app.post('/apps/update', { schema: { summary: 'Change fields of an app', body: updateBody } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
-      const body = updateBody.safeParse(request.body ?? {});
-      if (!body.success) return fail(reply, 400, describeIssue(body.error, request.body));
-      const settings = settingsOf(user, body.data);
+      const settings = settingsOf(user, request.body);
       if ('error' in settings) return fail(reply, 400, settings.error!);
       const result = await handleCommand(
         ctx.store,
-        appStreamName(body.data.appId),
+        appStreamName(request.body.appId),
         appDecider,
         { type: 'UpdateApp', data: { userId: user.id, changes: settings.changes, appMessengerIds: freshAppMessengerIds(), now: new Date() } },
         { actor: `user:${user.id}`, correlationId: request.id },
       );
       if (!result.ok) return failDomain(reply, result.error);
       await ctx.projections.catchUp();
-      return appJson(ctx.models.apps.app(body.data.appId)!);
+      return appJson(ctx.models.apps.app(request.body.appId)!);
     });
 
     app.delete<{ Params: { appId: string } }>('/apps/:appId', { schema: { summary: 'Delete an app' } }, async (request, reply) => {
@@ -124,6 +102,8 @@ export const appRoutes =
         appDecider,
         { type: 'DeleteApp', data: { userId: user.id, now: new Date() } },
         { actor: `user:${user.id}`, correlationId: request.id },
+        // Every message body of the app is forgotten with it (docs/privacy.md).
+        { keys: (events) => (events.some((e) => e.type === 'AppDeleted') ? { retireScopes: [request.params.appId] } : undefined) },
       );
       if (!result.ok) return failDomain(reply, result.error);
       await ctx.projections.catchUp();

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { RelayContext } from '../../shared/context.ts';
+import type { RelayContext } from '../../boot/context.ts';
 
 /**
  * The billing configuration, readable without a session. Crypto payment (assets, prices) comes

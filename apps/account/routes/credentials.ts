@@ -1,31 +1,18 @@
-import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { credentialDecider, credentialStreamName } from '../../../domain/credential/decider.ts';
-import { CREDENTIAL_TYPES } from '../../../domain/credential/events.ts';
 import { generateApiKey, hashKey, keyPreview } from '../../../infra/crypto/keys.ts';
-import { handleCommand } from '../../shared/command-handler.ts';
-import type { RelayContext } from '../../shared/context.ts';
-import { newId } from '../../shared/ids.ts';
-import { describeIssue, fail, failDomain } from '../errors.ts';
+import { handleCommand } from '../../commands/handle-command.ts';
+import type { RelayContext } from '../../boot/context.ts';
+import { newId } from '../../../infra/ids/new-id.ts';
+import { failDomain } from '../errors.ts';
+import { createCredentialBody } from '../schemas.ts';
 import { requireUser } from '../session.ts';
 import { credentialJson } from '../views.ts';
 
-const createBody = z.object({
-  type: z.enum(CREDENTIAL_TYPES, {
-    error: (issue) => (issue.input === undefined ? undefined : `Invalid credential type. Must be one of: ${CREDENTIAL_TYPES.join(', ')}`),
-  }),
-  appIds: z.array(z.string().min(1, 'Invalid appIds'), {
-    error: (issue) => (issue.input === undefined ? undefined : 'Invalid appIds. Must be an array of app ids'),
-  }),
-  name: z.string({ error: (issue) => (issue.input === undefined ? undefined : 'Invalid name') }),
-  webhookUrl: z.url({ protocol: /^https?$/, error: 'Invalid webhookUrl' }).nullable().optional(),
-  webhookAuthType: z.string().nullable().optional(),
-  webhookAuthHeaderName: z.string().nullable().optional(),
-});
-
 export const credentialRoutes =
-  (ctx: RelayContext): FastifyPluginAsync =>
+  (ctx: RelayContext): FastifyPluginAsyncZod =>
   async (app) => {
+    const createBody = createCredentialBody({ allowLocal: ctx.config.WEBHOOK_ALLOW_LOCAL });
     app.get('/credentials', { schema: { summary: 'Credentials, secrets redacted' } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
@@ -45,8 +32,6 @@ export const credentialRoutes =
     app.post('/credentials', { schema: { summary: 'Create a credential; the response shows its secret once', body: createBody } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
-      const body = createBody.safeParse(request.body ?? {});
-      if (!body.success) return fail(reply, 400, describeIssue(body.error, request.body));
       const secret = generateApiKey();
       const credentialId = newId.credential();
       const result = await handleCommand(
@@ -58,16 +43,18 @@ export const credentialRoutes =
           data: {
             credentialId,
             userId: user.id,
-            type: body.data.type,
-            name: body.data.name,
-            appIds: body.data.appIds,
+            type: request.body.type,
+            name: request.body.name,
+            appIds: request.body.appIds,
             ownedAppIds: ctx.models.apps.appsOf(user.id).map((a) => a.id),
+            liveCredentials: ctx.models.credentials.credentialsOf(user.id).length,
+            maxPerUser: ctx.config.MAX_CREDENTIALS_PER_USER,
             keyHash: hashKey(secret),
             secretEncrypted: ctx.secrets.encrypt(secret),
             keyPreview: keyPreview(secret),
-            webhookUrl: body.data.webhookUrl ?? null,
-            webhookAuthType: body.data.webhookAuthType ?? null,
-            webhookAuthHeaderName: body.data.webhookAuthHeaderName ?? null,
+            webhookUrl: request.body.webhookUrl ?? null,
+            webhookAuthType: request.body.webhookAuthType ?? null,
+            webhookAuthHeaderName: request.body.webhookAuthHeaderName ?? null,
             now: new Date(),
           },
         },

@@ -1,15 +1,13 @@
-import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { userDecider, userStreamName } from '../../../domain/user/decider.ts';
-import { handleCommand } from '../../shared/command-handler.ts';
-import type { RelayContext } from '../../shared/context.ts';
-import { describeIssue, fail, failDomain } from '../errors.ts';
+import type { RelayContext } from '../../boot/context.ts';
+import { handleCommand } from '../../commands/handle-command.ts';
+import { failDomain } from '../errors.ts';
+import { renameUserBody } from '../schemas.ts';
 import { requireUser } from '../session.ts';
 
-const renameBody = z.object({ name: z.string().trim().min(1, 'Missing required field: name') });
-
 export const userRoutes =
-  (ctx: RelayContext): FastifyPluginAsync =>
+  (ctx: RelayContext): FastifyPluginAsyncZod =>
   async (app) => {
     app.get('/user', { schema: { summary: 'The session’s user' } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
@@ -17,16 +15,14 @@ export const userRoutes =
       return { id: user.id, name: user.name, email: user.email };
     });
 
-    app.post('/user', { schema: { summary: 'Rename the session’s user', body: renameBody } }, async (request, reply) => {
+    app.post('/user', { schema: { summary: 'Rename the session’s user', body: renameUserBody } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
-      const body = renameBody.safeParse(request.body ?? {});
-      if (!body.success) return fail(reply, 400, describeIssue(body.error, request.body));
       const result = await handleCommand(
         ctx.store,
         userStreamName(user.id),
         userDecider,
-        { type: 'RenameUser', data: { name: body.data.name, now: new Date() } },
+        { type: 'RenameUser', data: { name: request.body.name, now: new Date() } },
         { actor: `user:${user.id}`, correlationId: request.id },
       );
       if (!result.ok) return failDomain(reply, result.error);

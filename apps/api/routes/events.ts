@@ -1,19 +1,28 @@
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { RecordedEvent } from '../../../infra/event-store/port.ts';
-import type { RelayContext } from '../../shared/context.ts';
-import { toPublicEvent } from '../../shared/public-event.ts';
-import { requireCaller, sendRateLimited } from '../auth-guard.ts';
+import type { RelayContext } from '../../boot/context.ts';
+import { appTag, tagsOf } from '../../history/event-tags.ts';
+import { toPublicEvent } from '../../history/public-event.ts';
+import { AUTH_ERRORS, requireCaller, sendRateLimited } from '../auth-guard.ts';
 import { scopeEvent } from '../event-scope.ts';
+import { storeEventHistory } from '../event-stream/store-event-history.ts';
+import { EventHub } from '../event-stream/event-hub.ts';
+import { ScopedStream } from '../event-stream/scoped-stream.ts';
+import { openSse, type SseResponse } from '../event-stream/sse-response.ts';
 import type { RateLimiter } from '../rate-limiter.ts';
 
 export const EVENTS_ERRORS = {
   badAfter: 'Invalid after. Must be a non-negative integer event position',
   badFollow: 'Invalid follow. Must be true or false',
   storeFailed: 'Failed to read events',
+  tooManyForKey: 'Too many open event streams for this API key',
+  tooMany: 'Too many open event streams',
 } as const;
 
 const HEARTBEAT_MS = 15_000;
-const PAGE = 500;
+/** What a stream may have queued for a slow reader, and buffer while it catches up, before it is ended. */
+const MAX_QUEUED_BYTES = 2 * 1024 * 1024;
+const MAX_BUFFERED_BYTES = 1024 * 1024;
 
 /** `after` from the query or `Last-Event-ID` (a reconnecting EventSource sends it). */
 const parseAfter = (query: Record<string, unknown>, lastEventId: unknown): bigint | undefined => {
@@ -27,20 +36,27 @@ const frame = (event: RecordedEvent, data: unknown) =>
 
 /**
  * `GET /api/v1/events`: the history of the key's apps as Server-Sent Events, for auditors and
- * analytics consumers, in every mode (embedded or Kafka). From `after` (or `Last-Event-ID`), the
- * events of the key's apps in global order; `follow=false` ends once the history up to the
- * request is sent, otherwise the stream stays open with new events as they are committed.
- * Authenticated like poll; one unit of the poll budget per request. No secrets in any event.
+ * analytics consumers. From `after` (or `Last-Event-ID`), the events of the key's apps in global
+ * order, read from the store by their app tags (no other tenant's event is read); `follow=false`
+ * ends once the history up to the request is sent, otherwise the stream goes on with new events
+ * from the process's one live feed (event-hub.ts). Authenticated like poll; one unit of the poll
+ * budget per request; at most EVENTS_MAX_STREAMS_PER_KEY open streams per key (429) and
+ * EVENTS_MAX_STREAMS per process (503). No secret, key hash or sealed body in any event. A
+ * stream ends at once when its key is deleted or one of its apps is.
  */
 export const eventsRoute =
   (ctx: RelayContext, limiter: RateLimiter): FastifyPluginAsync =>
   async (app) => {
+    const history = storeEventHistory(ctx.store);
+    const hub = new EventHub(history, tagsOf, ctx.log.child({ component: 'event-hub' }));
+    const responses = new Set<SseResponse>();
+    const perKey = new Map<string, number>();
     // Open streams end when the server closes (a long-lived response would hold shutdown up).
-    const open = new Set<{ end(): void }>();
-    app.addHook('preClose', (done) => {
-      for (const stream of open) stream.end();
-      done();
+    app.addHook('preClose', async () => {
+      for (const response of responses) response.end('the server is shutting down');
+      await hub.stop();
     });
+
     app.get(
       '/events',
       { schema: { summary: 'Stream the history of the key’s apps as Server-Sent Events (query: after, follow)' } },
@@ -52,102 +68,92 @@ export const eventsRoute =
         if (after === undefined) return reply.code(400).send({ error: EVENTS_ERRORS.badAfter });
         const followRaw = query.follow ?? 'true';
         if (followRaw !== 'true' && followRaw !== 'false') return reply.code(400).send({ error: EVENTS_ERRORS.badFollow });
-        const decision = limiter.consume(`poll:${caller.credential.credentialId}`, 1, ctx.config.RATE_LIMIT_POLL_PER_MIN);
+        if (caller.appIds.length === 0) return reply.code(401).send({ error: AUTH_ERRORS.noApps });
+        const credentialId = caller.credential.credentialId;
+        const decision = limiter.consume(`poll:${credentialId}`, 1, ctx.config.RATE_LIMIT_POLL_PER_MIN);
         if (!decision.allowed) return sendRateLimited(ctx, 'poll', reply, decision.resetAt);
+        if ((perKey.get(credentialId) ?? 0) >= ctx.config.EVENTS_MAX_STREAMS_PER_KEY) {
+          ctx.metrics.rateLimitRejections.inc({ kind: 'events' });
+          return reply
+            .code(429)
+            .header('X-RateLimit-Remaining', '0')
+            .header('X-RateLimit-Reset', String(Date.now() + 1000))
+            .header('Retry-After', '1')
+            .send({ error: EVENTS_ERRORS.tooManyForKey });
+        }
+        if (responses.size >= ctx.config.EVENTS_MAX_STREAMS) return reply.code(503).send({ error: EVENTS_ERRORS.tooMany });
 
         const appIds = new Set(caller.appIds);
-        const visible = (events: RecordedEvent[]) =>
-          events.flatMap((event) => {
-            const scoped = scopeEvent(event, appIds);
-            return scoped ? [frame(event, scoped.data)] : [];
-          });
+        const tags = new Set(caller.appIds.map(appTag));
+        const frameOf = (event: RecordedEvent) => {
+          const scoped = scopeEvent(event, appIds);
+          return scoped ? frame(event, scoped.data) : undefined;
+        };
+        const stillAllowed = () => ctx.models.credentials.credential(credentialId) !== undefined && caller.appIds.every((appId) => ctx.models.apps.isLive(appId));
 
-        let head: bigint;
+        let head: bigint | undefined;
         try {
-          head = await ctx.store.headPosition();
+          if (followRaw === 'false') head = await history.head();
+          else await hub.start();
         } catch (error) {
           request.log.error({ err: error }, 'event stream: store unavailable');
           return reply.code(503).send({ error: EVENTS_ERRORS.storeFailed });
         }
-        const stream = openStream(reply);
-        open.add(stream);
-        stream.onClose(() => open.delete(stream));
-        if (followRaw === 'false') {
-          try {
-            for (let from = after; from < head; ) {
-              const page = await ctx.store.readAll({ after: from, limit: PAGE });
-              if (page.length === 0) break;
-              const upTo = page.filter((event) => event.globalPosition <= head);
-              await stream.write(visible(upTo).join(''));
-              from = page[page.length - 1]!.globalPosition;
-              if (upTo.length < page.length) break;
-            }
-          } catch (error) {
-            if (!stream.closed()) request.log.error({ err: error }, 'event stream: read failed');
-          }
-          stream.end();
-          return reply;
-        }
-        const subscription = ctx.store.subscribe({
-          after,
-          batchSize: PAGE,
-          handler: async (events) => {
-            if (!stream.closed()) await stream.write(visible(events).join(''));
-          },
-          onError: (error) => {
-            request.log.error({ err: error }, 'event stream: subscription failed');
-            stream.end();
-          },
+
+        const sse = openSse(reply, { maxQueuedBytes: MAX_QUEUED_BYTES, heartbeatMs: HEARTBEAT_MS });
+        responses.add(sse);
+        perKey.set(credentialId, (perKey.get(credentialId) ?? 0) + 1);
+        sse.onClose(() => {
+          responses.delete(sse);
+          const left = (perKey.get(credentialId) ?? 1) - 1;
+          if (left > 0) perKey.set(credentialId, left);
+          else perKey.delete(credentialId);
         });
-        stream.onClose(() => void subscription.stop());
+        const stream = new ScopedStream(credentialId, appIds, tags, sse, frameOf, stillAllowed, MAX_BUFFERED_BYTES, after);
+        const tagList = [...tags];
+        try {
+          if (head !== undefined) {
+            // The history up to the request, then the end.
+            for (;;) {
+              const page = await history.page(stream.position, tagList);
+              const upTo = page.filter((event) => event.globalPosition <= head!);
+              for (const event of upTo) stream.writeHistory(event);
+              await sse.drained();
+              if (sse.closed || upTo.length === 0 || upTo.length < page.length) break;
+            }
+            sse.end();
+            return reply;
+          }
+          let attachment = hub.attach(stream);
+          sse.onClose(() => attachment.detach());
+          for (;;) {
+            const page = await history.page(stream.position, tagList);
+            let caughtUp = page.length === 0;
+            for (const event of page) {
+              if (event.globalPosition > attachment.from) {
+                caughtUp = true;
+                break;
+              }
+              stream.writeHistory(event);
+            }
+            if (!caughtUp && page[page.length - 1]!.globalPosition >= attachment.from) caughtUp = true;
+            await sse.drained();
+            if (sse.closed) break;
+            if (!caughtUp) continue;
+            if (!stream.lostBuffer) {
+              stream.goLive();
+              break;
+            }
+            // More was committed meanwhile than the buffer holds: catch up again, to the hub's position now.
+            attachment.detach();
+            stream.resetBuffer();
+            attachment = hub.attach(stream);
+          }
+        } catch (error) {
+          if (!sse.closed) request.log.error({ err: error }, 'event stream: read failed');
+          sse.end(EVENTS_ERRORS.storeFailed);
+        }
         return reply;
       },
     );
   };
-
-/** The SSE response on the raw socket, with the headers the hooks set (security headers) and backpressure. */
-const openStream = (reply: FastifyReply) => {
-  reply.hijack();
-  const raw = reply.raw;
-  raw.writeHead(200, {
-    ...(reply.getHeaders() as Record<string, string>),
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-  });
-  raw.write('retry: 2000\n\n');
-  let closed = false;
-  const closers: Array<() => void> = [];
-  const heartbeat = setInterval(() => raw.write(': keep-alive\n\n'), HEARTBEAT_MS);
-  const close = () => {
-    if (closed) return;
-    closed = true;
-    clearInterval(heartbeat);
-    for (const run of closers) run();
-  };
-  raw.on('close', close);
-  return {
-    closed: () => closed,
-    onClose: (run: () => void) => (closed ? run() : closers.push(run)),
-    write: (text: string): Promise<void> =>
-      text === '' || closed
-        ? Promise.resolve()
-        : new Promise<void>((resolve) => {
-            if (raw.write(text)) resolve();
-            else {
-              const done = () => {
-                raw.off('drain', done);
-                raw.off('close', done);
-                resolve();
-              };
-              raw.once('drain', done);
-              raw.once('close', done);
-            }
-          }),
-    end: () => {
-      close();
-      raw.end();
-    },
-  };
-};

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { RelayContext } from '../../shared/context.ts';
+import type { RelayContext } from '../../boot/context.ts';
 import { AUTH_ERRORS, requireCaller, sendRateLimited } from '../auth-guard.ts';
 import { popRoundRobin } from '../poll-messages.ts';
 import type { RateLimiter } from '../rate-limiter.ts';
@@ -45,13 +45,15 @@ export const pollRoute =
         if (caller.appIds.length === 0) return reply.code(401).send({ error: AUTH_ERRORS.noApps });
         const decision = limiter.consume(`poll:${caller.credential.credentialId}`, 1, ctx.config.RATE_LIMIT_POLL_PER_MIN);
         if (!decision.allowed) return sendRateLimited(ctx, 'poll', reply, decision.resetAt);
-        let messages;
-        try {
-          messages = await popRoundRobin(ctx.broker, caller.appIds, limit);
-        } catch (error) {
-          request.log.error({ err: error }, 'poll failed');
-          return reply.code(503).send({ error: POLL_ERRORS.storeFailed });
+        const { messages, keyIds, failure } = await popRoundRobin(ctx, caller.appIds, limit);
+        if (failure !== undefined) {
+          // What was popped before the failure is returned: a poll never loses what it popped.
+          request.log.error({ err: failure, returned: messages.length }, 'poll failed');
+          if (messages.length === 0) return reply.code(503).send({ error: POLL_ERRORS.storeFailed });
         }
+        // The bodies returned are done: their keys are destroyed by the shredder (a release that
+        // fails leaves them to the retention).
+        if (keyIds.length > 0) void ctx.store.keys.release(keyIds).catch((error: unknown) => request.log.warn({ err: error }, 'poll: data keys not released'));
         ctx.metrics.pollRequests.inc();
         if (messages.length > 0) ctx.metrics.pollPopped.inc(messages.length);
         return reply

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { MAX_BATCH } from '../../../domain/outbound/validate.ts';
-import type { RelayContext } from '../../shared/context.ts';
+import { MAX_BATCH } from '../../../domain/send-batch/validate.ts';
+import type { RelayContext } from '../../boot/context.ts';
 import { requireCaller, sendRateLimited } from '../auth-guard.ts';
 import type { RateLimiter } from '../rate-limiter.ts';
 import { errorBody, sendBody, sendResponse } from '../schemas.ts';

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { RelayContext } from '../../shared/context.ts';
+import type { RelayContext } from '../../boot/context.ts';
 import { AUTH_ERRORS, requireCaller, sendRateLimited } from '../auth-guard.ts';
 import type { RateLimiter } from '../rate-limiter.ts';
 import { errorBody, verifyResponse } from '../schemas.ts';

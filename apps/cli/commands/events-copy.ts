@@ -1,8 +1,8 @@
 import type { EventStore } from '../../../infra/event-store/port.ts';
-import type { Config } from '../../shared/config.ts';
-import { copyEventStore, type CopyReport } from '../../shared/event-store-copy.ts';
-import { openEventStoreAt } from '../../shared/open-stores.ts';
-import { configuredStoreLocation, describeStoreLocation, parseStoreLocation, type StoreLocation } from '../../shared/store-location.ts';
+import type { Config } from '../../boot/config.ts';
+import { copyEventStore, type CopyReport } from '../../history/event-store-copy.ts';
+import { openEventStoreAt } from '../../boot/stores.ts';
+import { configuredStoreLocation, describeStoreLocation, parseStoreLocation, type StoreLocation } from '../../boot/store-location.ts';
 
 export interface EventsCopyOptions {
   /** The target store's URL. */
@@ -36,10 +36,12 @@ export const copyEvents = async (config: Config, options: EventsCopyOptions, io:
   if (sameLocation(from, to)) throw new Error('--to names the store copied from: give another store');
   io.err(`copying ${describeStoreLocation(from)} → ${describeStoreLocation(to)}`);
   const stores: EventStore[] = [];
+  // An EventStoreDB end keeps its data keys in the configured PostgreSQL database (DATABASE_URL).
+  const open = { sqliteSynchronous: config.SQLITE_SYNCHRONOUS, ...(config.DATABASE_URL ? { keyVault: { connectionString: config.DATABASE_URL, schema: config.DATABASE_SCHEMA } } : {}) };
   try {
-    const source = await openEventStoreAt(from, { sqliteSynchronous: config.SQLITE_SYNCHRONOUS });
+    const source = await openEventStoreAt(from, open);
     stores.push(source);
-    const target = await openEventStoreAt(to, { sqliteSynchronous: config.SQLITE_SYNCHRONOUS });
+    const target = await openEventStoreAt(to, open);
     stores.push(target);
     let lastReport = 0;
     const report = await copyEventStore(source, target, {

@@ -1,4 +1,5 @@
 import type { EventFilter, EventStore, RecordedEvent } from '../../../infra/event-store/port.ts';
+import { toPublicEvent } from '../../history/public-event.ts';
 
 export interface EventsQuery {
   stream?: string[];
@@ -17,18 +18,11 @@ const parseDate = (name: string, value: string | undefined) => {
   return date;
 };
 
-/** One JSON line per event, positions and versions as strings (they are 64-bit). */
-export const eventLine = (event: RecordedEvent) =>
-  JSON.stringify({
-    globalPosition: event.globalPosition.toString(),
-    streamName: event.streamName,
-    streamVersion: event.streamVersion.toString(),
-    id: event.id,
-    type: event.type,
-    recordedAt: event.recordedAt.toISOString(),
-    data: event.data,
-    metadata: event.metadata,
-  });
+/**
+ * One JSON line per event, as every reader outside the store sees it (apps/history/public-event.ts):
+ * positions and versions as strings, no secret, key hash or sealed body.
+ */
+export const eventLine = (event: RecordedEvent) => JSON.stringify(toPublicEvent(event));
 
 /** Writes the filtered history in global order, page by page, until `limit` lines or the end. */
 export const printEvents = async (store: EventStore, query: EventsQuery, write: (line: string) => void): Promise<number> => {

@@ -3,11 +3,11 @@ import type { EventStore } from '../../../infra/event-store/port.ts';
 import type { Projection } from '../../../projections/projection.ts';
 import { createReadModels } from '../../../projections/read-models.ts';
 import { compareSnapshots, type ModelComparison } from '../../../projections/snapshot-comparison.ts';
-import { readModelsSnapshotFile } from '../../runtime.ts';
-import type { Config } from '../../shared/config.ts';
-import { openEventStore } from '../../shared/open-stores.ts';
-import { replayInto } from '../../shared/projection-feed.ts';
-import { restoreSnapshot, saveSnapshot, type Checkpoint } from '../../shared/projection-snapshots.ts';
+import { readModelsSnapshotFile } from '../../boot/runtime.ts';
+import type { Config } from '../../boot/config.ts';
+import { openEventStore } from '../../boot/stores.ts';
+import { replayInto } from '../../read-models/feed.ts';
+import { restoreSnapshot, saveSnapshot, type Checkpoint } from '../../read-models/snapshots.ts';
 
 export const NO_USABLE_SNAPSHOT = 'no usable snapshot: the live read models are built from event 0 too';
 

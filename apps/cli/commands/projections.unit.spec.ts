@@ -4,8 +4,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSqliteEventStore } from '../../../infra/event-store/sqlite/sqlite-event-store.ts';
 import { createReadModels } from '../../../projections/read-models.ts';
-import { replayInto } from '../../shared/projection-feed.ts';
-import { saveSnapshot } from '../../shared/projection-snapshots.ts';
+import { replayInto } from '../../read-models/feed.ts';
+import { saveSnapshot } from '../../read-models/snapshots.ts';
 import { modelLine, rebuildProjections, reportLines } from './projections.ts';
 
 const dirs: string[] = [];

@@ -1,8 +1,8 @@
 import { isMessenger, MESSENGERS, type Messenger } from '../../../domain/shared/messengers.ts';
 import { SimulatorConnector } from '../../../infra/messenger/simulator/simulator-connector.ts';
 import { SimulatorStore } from '../../../infra/messenger/simulator/simulator-store.ts';
-import { receiveInbound, type ReceiveResult } from '../../gateway/receive-inbound.ts';
-import type { RelayContext } from '../../shared/context.ts';
+import { inboundDepsOf, receiveInbound, type ReceiveResult } from '../../pipeline/inbound-receiver.ts';
+import type { RelayContext } from '../../boot/context.ts';
 
 export const parseMessenger = (value: string): Messenger => {
   if (!isMessenger(value)) throw new Error(`Invalid messenger. Must be one of: ${MESSENGERS.join(', ')}`);
@@ -26,7 +26,7 @@ export const simulateInbound = async (
   let result: ReceiveResult | undefined;
   try {
     await connector.listen(async (message) => {
-      result = await receiveInbound(ctx.store, ctx.models.apps, message);
+      result = await receiveInbound(inboundDepsOf(ctx), message);
     });
     await connector.inject({
       to: appMessenger.address,

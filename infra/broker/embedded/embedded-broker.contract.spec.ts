@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { brokerContract } from '../../../test/contracts/broker.contract.ts';
-import { BrokerUnavailableError, type Broker, type ConsumedRecord, type Consumer } from '../port.ts';
+import { BrokerUnavailableError, RecordTooLargeError, type Broker, type ConsumedRecord, type Consumer } from '../port.ts';
 import { createEmbeddedBroker, type EmbeddedBrokerOptions } from './embedded-broker.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
@@ -19,13 +19,15 @@ const tempFile = () => {
   return path.join(dir, 'broker.db');
 };
 
-brokerContract('embedded SQLite log', async () => {
+brokerContract('embedded SQLite log', async ({ topicPolicy }) => {
   const file = tempFile();
-  const broker = createEmbeddedBroker({ path: file, synchronous: 'normal' });
+  // Retention runs every 50 ms, so that the suite's short retention shows at once.
+  const open = () => createEmbeddedBroker({ path: file, synchronous: 'normal', topicPolicy, retentionIntervalMs: 50 });
+  const broker = open();
   return {
     broker,
     capabilities: { dedupesById: true },
-    second: async () => createEmbeddedBroker({ path: file, synchronous: 'normal' }),
+    second: async () => open(),
     teardown: async () => {
       await broker.close();
       fs.rmSync(path.dirname(file), { recursive: true, force: true });
@@ -118,7 +120,7 @@ describe('embedded SQLite log', () => {
     const { child, lines, exited } = startChild('publish-and-die.ts', [file, 'stream']);
     await eventually(() => expect(lines.length).toBeGreaterThanOrEqual(20));
     child.kill('SIGKILL');
-    expect((await exited).signal).toBe('SIGKILL');
+    expect(await exited).toMatchObject({ code: null, signal: 'SIGKILL', stderr: '' });
     const acknowledged = lines.length;
     const reopened = openBroker({ path: file });
     const total = await reopened.depth('outbound.crash');
@@ -149,7 +151,7 @@ describe('embedded SQLite log', () => {
   });
 
   it('retention deletes old records only once every group committed past them, and forgets old ids', async () => {
-    const broker = openBroker({ retentionMs: 1500, retentionIntervalMs: 20 });
+    const broker = openBroker({ retentionMs: 1500, idRetentionMs: 1500, retentionIntervalMs: 20 });
     const topic = 'outbound.kept';
     await broker.publish(['0', '1', '2'].map((value, n) => ({ topic, value, id: `r${n}` })));
     const a = await collect(broker, 'a', [topic]);
@@ -181,6 +183,95 @@ describe('embedded SQLite log', () => {
     expect(values(await broker.pop('inbound.unconsumed', 10))).toEqual(['kept', 'again']);
     await broker.publish([{ topic, value: 'r0 again', id: 'r0' }]);
     await eventually(() => expect(values(a).at(-1)).toBe('r0 again'));
+  });
+
+  it('remembered ids are forgotten after the id window, and never before the longest retention of a topic', async () => {
+    const longest = 1200;
+    const broker = openBroker({
+      retentionMs: 100,
+      idRetentionMs: 100,
+      retentionIntervalMs: 20,
+      topicPolicy: (topic) => (topic === 'inbound.kept-long' ? { partitions: 1, retentionMs: longest } : { partitions: 1 }),
+    });
+    await broker.ensureTopics(['inbound.kept-long']);
+    const publishedAt = Date.now();
+    await broker.publish([{ topic: 'inbound.ids', value: 'first', id: 'same' }]);
+    let forgottenAt = 0;
+    await eventually(async () => {
+      await broker.publish([{ topic: 'inbound.ids', value: 'again', id: 'same' }]);
+      forgottenAt = Date.now();
+      expect(await broker.depth('inbound.ids')).toBe(2);
+    }, 10_000);
+    // Kept at least as long as the longest retention (1200 ms), not the id window (100 ms).
+    expect(forgottenAt - publishedAt).toBeGreaterThanOrEqual(longest);
+    expect(values(await broker.pop('inbound.ids', 10))).toEqual(['first', 'again']);
+  });
+
+  it('retention works through a backlog of many chunks while publishes and pops go on', async () => {
+    const broker = openBroker({
+      retentionIntervalMs: 20,
+      topicPolicy: (topic) => (topic.startsWith('expiring.') ? { partitions: 1, retentionMs: 300 } : { partitions: 1 }),
+    });
+    for (let i = 0; i < 6; i++) await broker.publish(Array.from({ length: 500 }, (_, n) => ({ topic: 'expiring.backlog', value: `${i}:${n}` })));
+    expect(await broker.depth('expiring.backlog')).toBe(3000);
+    const during: string[] = [];
+    await eventually(async () => {
+      await broker.publish([{ topic: 'inbound.live', value: String(during.length) }]);
+      during.push(...values(await broker.pop('inbound.live', 10)));
+      expect(await broker.depth('expiring.backlog')).toBe(0);
+    });
+    expect(during).toEqual(during.map((_, n) => String(n)));
+    await broker.publish([{ topic: 'expiring.backlog', value: 'young' }]);
+    expect(values(await broker.pop('expiring.backlog', 10))).toEqual(['young']);
+  });
+
+  it('consumed records go soon after every group committed past them; records of a topic nobody consumes stay', async () => {
+    const broker = openBroker({ retentionMs: 200, retentionIntervalMs: 20 });
+    await broker.publish(['0', '1', '2'].map((value) => ({ topic: 'outbound.soon', value })));
+    await broker.publish([{ topic: 'inbound.stays', value: 'kept' }]);
+    const seen = await collect(broker, 'delivery', ['outbound.soon']);
+    await eventually(() => expect(values(seen)).toEqual(['0', '1', '2']));
+    const consumedAt = Date.now();
+    await eventually(async () => expect(await broker.depth('outbound.soon')).toBe(0), 5000);
+    expect(Date.now() - consumedAt).toBeLessThan(5000);
+    expect(await broker.depth('inbound.stays')).toBe(1);
+  });
+
+  it('deleteTopics clears group offsets and leases, and offsets are not reused after it', async () => {
+    const file = tempFile();
+    const broker = openBroker({ path: file });
+    await broker.publish(['a', 'b', 'c'].map((value) => ({ topic: 'outbound.gone', value, id: value })));
+    const seen = await collect(broker, 'delivery', ['outbound.gone']);
+    await eventually(() => expect(values(seen)).toEqual(['a', 'b', 'c']));
+    await consumers.pop()!.stop();
+    await broker.deleteTopics(['outbound.gone']);
+    const db = new Database(file, { readonly: true });
+    try {
+      const count = (table: string) => (db.prepare(`SELECT count(*) AS n FROM ${table} WHERE topic = ?`).get('outbound.gone') as { n: number }).n;
+      expect([count('records'), count('record_ids'), count('group_offsets'), count('group_leases')]).toEqual([0, 0, 0, 0]);
+    } finally {
+      db.close();
+    }
+    await broker.publish([{ topic: 'outbound.gone', value: 'a', id: 'a' }]);
+    const again = await collect(broker, 'delivery', ['outbound.gone']);
+    await eventually(() => expect(again.map((r) => [r.value, r.offset])).toEqual([['a', 3n]]));
+  });
+
+  it('maxRecordBytes is an option: a publish with one record over it writes nothing', async () => {
+    const broker = openBroker({ maxRecordBytes: 100 });
+    expect(broker.maxRecordBytes).toBe(100);
+    const error = await broker
+      .publish([
+        { topic: 'inbound.small', value: 'fits' },
+        { topic: 'inbound.small', key: 'k', value: 'v'.repeat(90), headers: { name: 'value' }, id: 'id' },
+      ])
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RecordTooLargeError);
+    expect(error).toMatchObject({ topic: 'inbound.small', bytes: 1 + 90 + 4 + 5 + 2, maxBytes: 100 });
+    expect(await broker.depth('inbound.small')).toBe(0);
+    await broker.publish([{ topic: 'inbound.small', key: 'k', value: 'v'.repeat(88), headers: { name: 'value' }, id: 'id' }]);
+    expect(await broker.depth('inbound.small')).toBe(1);
+    expect(() => openBroker({ maxRecordBytes: 0 })).toThrow(RangeError);
   });
 
   it('offsets start at 0 per topic, are dense, and are not reused after everything was popped', async () => {

@@ -1,10 +1,12 @@
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
-import { BrokerUnavailableError, type Broker, type ConsumedRecord, type OutgoingRecord } from '../port.ts';
+import { BrokerUnavailableError, type Broker, type ConsumedRecord, type OutgoingRecord, type PopOptions } from '../port.ts';
+import { checkRecordSizes, maxRecordBytesOption, type TopicPolicyOf } from '../record-limits.ts';
 import { createEmbeddedConsumer, type Claim, type ConsumerSource, type EmbeddedConsumer } from './embedded-consumer.ts';
 import { openCommitSignal } from '../../sqlite/commit-signal.ts';
 import { createGroupCommit } from '../../sqlite/group-commit.ts';
 import { messageOf, openSqlite, type SqliteSynchronous } from '../../sqlite/open-sqlite.ts';
+import { createLogMaintenance } from './log-maintenance.ts';
 import { schemaSql, SCHEMA_VERSION, sql, type LeaseRow, type RecordRow } from './schema.ts';
 
 export type { SqliteSynchronous };
@@ -16,38 +18,69 @@ export interface EmbeddedBrokerOptions {
   readonly synchronous?: SqliteSynchronous;
   /** How often consumers look for records published by other processes. Default 25. */
   readonly pollIntervalMs?: number;
-  /** Consumed records and remembered ids older than this are deleted. Default 7 days. */
+  /** Records every consumer group of their topic committed past are deleted once older than this. Default 60000. */
   readonly retentionMs?: number;
-  /** How often the retention runs. Default 60000. */
+  /**
+   * Remembered ids (the de-duplication of published ids) are forgotten after this, or after the
+   * longest retention (`retentionMs`, any topic's policy) if that is longer. Default 3600000 (1 h).
+   */
+  readonly idRetentionMs?: number;
+  /** How often the retention runs. Default 5000. */
   readonly retentionIntervalMs?: number;
+  /**
+   * Whether this instance runs the retention (default true). Several instances on one file (the
+   * threads and processes of one host) need only one of them to: Relay lets the delivery side do it.
+   */
+  readonly maintenance?: boolean;
+  /**
+   * How each topic is kept (by its port name). The log has one partition per topic whatever the
+   * policy says; a `retentionMs` deletes records older than that, consumed or not. Default: one
+   * partition, no retention.
+   */
+  readonly topicPolicy?: TopicPolicyOf;
+  /** The largest record `publish` takes (value, key, headers and id, in UTF-8 bytes). Default 1 MiB. */
+  readonly maxRecordBytes?: number;
   /** How long a member's claim on a topic outlives it if it hangs (a dead process loses it at once). Default 10000. */
   readonly groupLeaseMs?: number;
   /** How long a write waits for another connection's lock before failing. Default 5000. */
   readonly busyTimeoutMs?: number;
 }
 
-const PRUNE_CHUNK = 1000;
+/** Rows deleted per write of the retention: few enough that a pop sharing its transaction hardly waits. */
+const PRUNE_CHUNK = 200;
+
+const defaultPolicy: TopicPolicyOf = () => ({ partitions: 1 });
 
 /**
  * The embedded broker: a durable log in one SQLite file (WAL), shareable by the processes of one
- * host. Topics have one partition (0) and dense offsets from 0.
+ * host. Topics have one partition (0), whatever their policy says, and dense offsets from 0.
  *
  * - Publishes and pops are group-committed (`infra/sqlite/group-commit.ts`): those of one turn of
  *   the event loop share a `BEGIN IMMEDIATE` transaction, each in its own savepoint, and wait for
  *   another connection's write lock without stopping the thread. A record carrying an id is
- *   published once per topic, even after it was popped or consumed (until its id is pruned with
- *   the retention). A pop deletes what it returns: a popped record is gone for every connection.
+ *   published once per topic, even after it was popped or consumed (until its id is forgotten
+ *   after the id window, `idRetentionMs`). A pop deletes what it returns: a popped record is gone for every connection.
  * - Consumers are woken right after a publish of this thread (setImmediate) or of another thread
  *   of this process (a commit signal) and, when another process committed (`PRAGMA
  *   data_version`), within `pollIntervalMs`.
- * - Retention deletes records older than `retentionMs` that every group consuming their topic has
- *   committed past. Records of topics no group consumes (inbound, popped) are kept until popped.
+ * - A pop with `accept` reads the due records without deleting them (no lock), hands them to
+ *   `accept`, then deletes in the group commit those still there and returns exactly those:
+ *   another popper (here or in another process) may have taken some meanwhile. Pops of this
+ *   process offer each other disjoint records (offsets being accepted are reserved).
+ * - Retention (log-maintenance.ts) deletes, in short chunks, records every group consuming their
+ *   topic committed past once older than `retentionMs`, records older than their topic's policy
+ *   retention, and remembered ids older than the id window. Records of a topic no group consumes
+ *   and with no policy retention are kept until popped.
+ * - `deleteTopics` deletes a topic's records, remembered ids, group offsets and leases, in the
+ *   same short chunks; the topic's offset counter stays, so offsets are never reused.
  * - SQLite failures and use after close reject with BrokerUnavailableError.
  */
 export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
   const pollIntervalMs = positive(options.pollIntervalMs ?? 25, 'pollIntervalMs');
-  const retentionMs = positive(options.retentionMs ?? 7 * 24 * 3_600_000, 'retentionMs');
-  const retentionIntervalMs = positive(options.retentionIntervalMs ?? 60_000, 'retentionIntervalMs');
+  const retentionMs = positive(options.retentionMs ?? 60_000, 'retentionMs');
+  const idRetentionMs = positive(options.idRetentionMs ?? 3_600_000, 'idRetentionMs');
+  const retentionIntervalMs = positive(options.retentionIntervalMs ?? 5_000, 'retentionIntervalMs');
+  const maxRecordBytes = maxRecordBytesOption(options.maxRecordBytes);
   const leaseMs = positive(options.groupLeaseMs ?? 10_000, 'groupLeaseMs');
   const db = openDatabase(options);
   const prepare = <R = unknown>(text: string) => db.prepare<unknown[], R>(text);
@@ -59,7 +92,9 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
     insertRecord: prepare(sql.insertRecord),
     readFrom: prepare<RecordRow>(sql.readFrom),
     hasDue: prepare(sql.hasDue).pluck(),
+    readDue: prepare<RecordRow>(sql.readDue),
     popDue: prepare<RecordRow>(sql.popDue),
+    popOffsets: prepare<bigint>(sql.popOffsets).pluck(),
     earliestOffset: prepare<bigint>(sql.earliestOffset).pluck(),
     groupOffset: prepare<bigint>(sql.groupOffset).pluck(),
     initGroupOffset: prepare(sql.initGroupOffset),
@@ -70,9 +105,6 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
     takeLease: prepare(sql.takeLease),
     renewLeases: prepare(sql.renewLeases),
     releaseLeases: prepare(sql.releaseLeases),
-    topicFloors: prepare<{ topic: string; floor: bigint }>(sql.topicFloors),
-    pruneRecords: prepare(sql.pruneRecords),
-    pruneIds: prepare(sql.pruneIds),
     ping: prepare(sql.ping).pluck(),
     dataVersion: prepare<bigint>('PRAGMA data_version').pluck(),
   };
@@ -95,12 +127,16 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
     for (const [topic, offset] of next) s.setTopicNextOffset.run(offset, topic);
   });
 
-  const popTx = db.transaction((topic: string, max: number): ConsumedRecord[] =>
+  const popTx = db.transaction((topic: string, max: number, reserved: string): ConsumedRecord[] =>
     s.popDue
-      .all({ topic, now: Date.now(), max })
+      .all({ topic, now: Date.now(), max, reserved })
       .sort((a, b) => (a.offset < b.offset ? -1 : 1))
       .map(toRecord),
   );
+
+  /** Offsets of each topic that pops of this process are offering to their `accept` right now. */
+  const reservations = new Map<string, Set<bigint>>();
+  const reservedJson = (topic: string): string => `[${[...(reservations.get(topic) ?? [])].join(',')}]`;
 
   const ensureTx = db.transaction((names: readonly string[]) => {
     for (const name of names) s.ensureTopic.run(name);
@@ -167,24 +203,34 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
   }, pollIntervalMs);
   poller.unref();
 
-  let pruning = false;
-  const prune = async (): Promise<void> => {
-    if (pruning || !db.open) return;
-    pruning = true;
+  const maintenance = createLogMaintenance(db, groupCommit, {
+    consumedRetentionMs: retentionMs,
+    idRetentionMs,
+    topicPolicy: options.topicPolicy ?? defaultPolicy,
+    chunk: PRUNE_CHUNK,
+    onError: () => undefined, // busy, closing or a failing policy: the next run tries again
+  });
+  const pruner = setInterval(() => void maintenance.prune(), retentionIntervalMs);
+  if (options.maintenance === false) clearInterval(pruner);
+  pruner.unref();
+
+  /** A pop that hands its records to `accept` first, and deletes them only once it resolved. */
+  const popAccepted = async (topic: string, max: number, accept: NonNullable<PopOptions['accept']>): Promise<ConsumedRecord[]> => {
+    const offered = guard(() => s.readDue.all({ topic, now: Date.now(), max, reserved: reservedJson(topic) }).map(toRecord));
+    if (offered.length === 0) return [];
+    let reserved = reservations.get(topic);
+    if (!reserved) reservations.set(topic, (reserved = new Set()));
+    for (const record of offered) reserved.add(record.offset);
     try {
-      const cutoff = Date.now() - retentionMs;
-      for (const { topic, floor } of s.topicFloors.all()) {
-        while (db.open && s.pruneRecords.run({ topic, floor, cutoff, chunk: PRUNE_CHUNK }).changes === PRUNE_CHUNK) await yieldTurn();
-      }
-      while (db.open && s.pruneIds.run({ cutoff, chunk: PRUNE_CHUNK }).changes === PRUNE_CHUNK) await yieldTurn();
-    } catch {
-      // busy or failing: the next run retries
+      await accept(offered);
+      const offsets = `[${offered.map((record) => record.offset).join(',')}]`;
+      const taken = new Set(await groupCommit.enqueue(() => s.popOffsets.all({ topic, offsets })));
+      return offered.filter((record) => taken.has(record.offset));
     } finally {
-      pruning = false;
+      for (const record of offered) reserved.delete(record.offset);
+      if (reserved.size === 0 && reservations.get(topic) === reserved) reservations.delete(topic);
     }
   };
-  const pruner = setInterval(() => void prune(), retentionIntervalMs);
-  pruner.unref();
 
   const source: ConsumerSource = {
     claim: (groupId, topic, owner, lease) =>
@@ -208,9 +254,12 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
       guard(() => topics.length > 0 && ensureTx.immediate(topics));
     },
 
+    maxRecordBytes,
+
     async publish(records) {
       if (closed) throw new BrokerUnavailableError('The embedded broker is closed');
       for (const record of records) validRecord(record);
+      checkRecordSizes(records, maxRecordBytes);
       if (records.length === 0) return;
       await groupCommit.enqueue(() => publishTx(records));
     },
@@ -230,13 +279,20 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
       return consumer;
     },
 
-    async pop(topic, max) {
+    async pop(topic, max, popOptions) {
       if (closed) throw new BrokerUnavailableError('The embedded broker is closed');
       if (!Number.isSafeInteger(max) || max < 0) throw new RangeError(`max must be an integer >= 0, got ${max}`);
       if (max === 0) return [];
-      // Most polls find nothing: a plain read says so without taking the write lock.
+      // Most polls find nothing: a plain read says so without taking the write lock (or the heavier read of what is due).
       if (guard(() => s.hasDue.get(topic, Date.now())) === undefined) return [];
-      return groupCommit.enqueue(() => popTx(topic, max));
+      if (popOptions?.accept !== undefined) return popAccepted(topic, max, popOptions.accept);
+      return groupCommit.enqueue(() => popTx(topic, max, reservedJson(topic)));
+    },
+
+    async deleteTopics(topics) {
+      if (closed) throw new BrokerUnavailableError('The embedded broker is closed');
+      for (const topic of topics) validTopic(topic);
+      await maintenance.deleteTopics(topics);
     },
 
     async depth(topic, groupId) {
@@ -329,8 +385,6 @@ const positive = (value: number, name: string): number => {
   if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${value}`);
   return value;
 };
-
-const yieldTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 
 /** SQLite failures become BrokerUnavailableError; our own errors pass. */

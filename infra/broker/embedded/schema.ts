@@ -2,9 +2,11 @@
  * The embedded broker's tables (one SQLite file, WAL):
  *
  * - `topics`: every topic ever published to or ensured, with the offset its next record gets.
- *   Offsets are never reused, even when the records before were popped or pruned.
- * - `records`: the log, one row per record, keyed by (topic, offset). A pop deletes the row.
- * - `record_ids`: the ids published per topic, for de-duplication; pruned with the retention.
+ *   Offsets are never reused, even when the records before were popped, pruned or deleted with
+ *   their topic (`deleteTopics` keeps this row).
+ * - `records`: the log, one row per record, keyed by (topic, offset). A pop deletes the row, and so
+ *   does the retention (retention.ts) and `deleteTopics`.
+ * - `record_ids`: the ids published per topic, for de-duplication; pruned after the id window.
  * - `group_offsets`: per (group, topic) the offset of the next record to hand to the group. A
  *   group gets its row when one of its members first claims the topic.
  * - `group_leases`: which member of a group (owner = `<pid>:<uuid>`) consumes a topic, until when.
@@ -63,10 +65,17 @@ export const sql = {
   insertRecord: `INSERT INTO records (${recordColumns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   readFrom: `SELECT ${recordColumns} FROM records WHERE topic = ? AND offset >= ? ORDER BY offset LIMIT ?`,
   hasDue: 'SELECT 1 FROM records WHERE topic = ? AND (due_at IS NULL OR due_at <= ?) LIMIT 1',
+  /** The due records a pop with `accept` offers, leaving out those other pops of this process offer (`reserved`, a JSON array). */
+  readDue: `SELECT ${recordColumns} FROM records
+            WHERE topic = @topic AND (due_at IS NULL OR due_at <= @now) AND offset NOT IN (SELECT value FROM json_each(@reserved))
+            ORDER BY offset LIMIT @max`,
   popDue: `DELETE FROM records WHERE topic = @topic AND offset IN (
-             SELECT offset FROM records WHERE topic = @topic AND (due_at IS NULL OR due_at <= @now)
+             SELECT offset FROM records
+             WHERE topic = @topic AND (due_at IS NULL OR due_at <= @now) AND offset NOT IN (SELECT value FROM json_each(@reserved))
              ORDER BY offset LIMIT @max)
            RETURNING ${recordColumns}`,
+  /** Deletes the given offsets (a JSON array) that are still there, and says which. */
+  popOffsets: 'DELETE FROM records WHERE topic = @topic AND offset IN (SELECT value FROM json_each(@offsets)) RETURNING offset',
   /** Where a new group starts: the earliest retained record, else the next one to come. */
   earliestOffset: `SELECT coalesce((SELECT min(offset) FROM records WHERE topic = @topic),
                                    (SELECT next_offset FROM topics WHERE name = @topic), 0)`,
@@ -83,11 +92,26 @@ export const sql = {
   releaseLeases: 'DELETE FROM group_leases WHERE group_id = ? AND owner = ?',
   /** Per consumed topic, the lowest offset some group still has to consume. */
   topicFloors: 'SELECT topic, min(next_offset) AS floor FROM group_offsets GROUP BY topic',
+  topicNames: 'SELECT name FROM topics',
+  head: 'SELECT offset, timestamp FROM records WHERE topic = ? ORDER BY offset LIMIT 1',
+  /**
+   * Deletes, among the first `chunk` records of a topic, those every group committed past
+   * (`offset < floor`, -1 when no group consumes the topic) stored before `consumedCutoff`, and
+   * those stored before `expiredCutoff` (-1 when the topic keeps its records).
+   */
   pruneRecords: `DELETE FROM records WHERE topic = @topic AND offset IN (
-                   SELECT offset FROM records WHERE topic = @topic AND offset < @floor AND timestamp < @cutoff
-                   ORDER BY offset LIMIT @chunk)`,
+                   SELECT offset FROM records WHERE topic = @topic ORDER BY offset LIMIT @chunk)
+                 AND ((offset < @floor AND timestamp < @consumedCutoff) OR timestamp < @expiredCutoff)`,
   pruneIds: `DELETE FROM record_ids WHERE (topic, record_id) IN (
                SELECT topic, record_id FROM record_ids WHERE at < @cutoff LIMIT @chunk)`,
+  deleteGroupOffsets: 'DELETE FROM group_offsets WHERE topic = ?',
+  deleteGroupLeases: 'DELETE FROM group_leases WHERE topic = ?',
+  /** Records of a deleted topic: those published before the deletion began (`offset < @below`). */
+  deleteRecordsChunk: `DELETE FROM records WHERE topic = @topic AND offset IN (
+                         SELECT offset FROM records WHERE topic = @topic AND offset < @below ORDER BY offset LIMIT @chunk)`,
+  /** Remembered ids of a deleted topic: those published before the deletion began (`at <= @before`). */
+  deleteIdsChunk: `DELETE FROM record_ids WHERE topic = @topic AND record_id IN (
+                     SELECT record_id FROM record_ids WHERE topic = @topic AND at <= @before LIMIT @chunk)`,
   ping: 'SELECT count(*) FROM topics WHERE name = ?',
 } as const;
 
@@ -105,4 +129,9 @@ export interface RecordRow {
 export interface LeaseRow {
   owner: string;
   expires_at: bigint;
+}
+
+export interface HeadRow {
+  offset: bigint;
+  timestamp: bigint;
 }

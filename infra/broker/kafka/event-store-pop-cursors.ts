@@ -1,5 +1,5 @@
 import { ExpectedVersionConflictError, type EventStore } from '../../event-store/port.ts';
-import type { PopClaim, PopCursorStore } from './pop-cursor.ts';
+import type { CursorEntry, PopClaim, PopCursorStore } from './pop-cursor.ts';
 
 /** The event recording one pop: offsets as strings (JSON has no bigint). */
 export interface RecordsPoppedData {
@@ -9,17 +9,20 @@ export interface RecordsPoppedData {
 }
 
 export const RECORDS_POPPED = 'RecordsPopped';
+/** Appended when the topic is deleted: the claims before it are void. Data: `{ topic }`. */
+export const TOPIC_DELETED = 'TopicDeleted';
 export const popCursorStreamName = (topic: string) => `popcursor-${topic}`;
 
-/** Pop claims kept in the event store: one stream per topic, `RecordsPopped` events. */
+/** Pop claims kept in the event store: one stream per topic, `RecordsPopped` and `TopicDeleted` events. */
 export const createEventStorePopCursors = (store: EventStore): PopCursorStore => ({
   async load(topic) {
     const { version, events } = await store.readStream(popCursorStreamName(topic));
     return {
       version,
       claims: events
-        .filter((event) => event.type === RECORDS_POPPED)
-        .map((event) => {
+        .filter((event) => event.type === RECORDS_POPPED || event.type === TOPIC_DELETED)
+        .map((event): CursorEntry => {
+          if (event.type === TOPIC_DELETED) return { version: event.streamVersion, reset: true };
           const data = event.data as RecordsPoppedData;
           return {
             version: event.streamVersion,
@@ -46,6 +49,21 @@ export const createEventStorePopCursors = (store: EventStore): PopCursorStore =>
     } catch (error) {
       if (error instanceof ExpectedVersionConflictError) return 'conflict';
       throw error;
+    }
+  },
+
+  async reset(topic) {
+    const stream = popCursorStreamName(topic);
+    for (;;) {
+      const { version, events } = await store.readStream(stream);
+      // Nothing was ever popped, or the last deletion said it already: nothing to void.
+      if (version === 0n || events.at(-1)?.type === TOPIC_DELETED) return;
+      try {
+        await store.appendToStream(stream, [{ type: TOPIC_DELETED, data: { topic }, metadata: { actor: 'system:broker' } }], { expectedVersion: version });
+        return;
+      } catch (error) {
+        if (!(error instanceof ExpectedVersionConflictError)) throw error;
+      }
     }
   },
 });

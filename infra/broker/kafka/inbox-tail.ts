@@ -1,6 +1,7 @@
 import type { Admin, Batch, Consumer as KafkaConsumer, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { ConsumedRecord } from '../port.ts';
+import { isUnknownTopic } from './kafka-clients.ts';
 import { fromKafkaMessage } from './kafka-records.ts';
 
 interface PartitionBuffer {
@@ -13,13 +14,16 @@ interface PartitionBuffer {
 
 export interface InboxTailOptions {
   kafka: Kafka;
-  admin: Admin;
+  /** Runs an admin operation on one topic (on a client that a deleted topic has not broken). */
+  withAdmin: <T>(operation: (admin: Admin) => Promise<T>) => Promise<T>;
   /** A group of this process alone: the tail reads every partition of the topics it follows. */
   groupId: string;
   /** Records buffered per partition before its fetching pauses (until pops drain it). */
   maxBuffered: number;
   /** The port's name of a Kafka topic, for the records handed out. */
   portTopic: (kafkaTopic: string) => string;
+  /** Which of the topics exist now (a topic deleted by any process is dropped from the tail). */
+  existing: (topics: readonly string[]) => Promise<string[]>;
   log: Logger;
 }
 
@@ -31,6 +35,8 @@ const CATCH_UP_TIMEOUT_MS = 10_000;
  * the pop cursor. kafkajs cannot add a topic to a running consumer, so following a new topic
  * restarts the tail's consumer; records fetched so far stay buffered, and the restarted consumer
  * resumes where the old one stopped (its group is this process's own, positioned before start).
+ * A followed topic that is deleted (by this process or another) is dropped: kafkajs would
+ * otherwise fail every fetch of the tail on the missing topic's metadata.
  */
 export class InboxTail {
   private readonly buffers = new Map<string, Map<number, PartitionBuffer>>();
@@ -56,7 +62,7 @@ export class InboxTail {
       this.wanted.add(topic);
       this.startAt.set(topic, new Map(floors));
     }
-    const highs = await this.options.admin.fetchTopicOffsets(topic);
+    const highs = await this.options.withAdmin((admin) => admin.fetchTopicOffsets(topic));
     await this.restart();
     const deadline = Date.now() + CATCH_UP_TIMEOUT_MS;
     const caughtUp = () =>
@@ -64,11 +70,24 @@ export class InboxTail {
         const fetched = this.buffers.get(topic)?.get(partition)?.next ?? 0n;
         return fetched >= BigInt(high) || (floors.get(partition) ?? 0n) >= BigInt(high);
       });
-    while (!caughtUp() && Date.now() < deadline && !this.stopped) await new Promise((resolve) => setTimeout(resolve, 5));
+    while (!caughtUp() && Date.now() < deadline && !this.stopped && this.wanted.has(topic)) await new Promise((resolve) => setTimeout(resolve, 5));
   }
 
   follows(topic: string): boolean {
     return this.followed.has(topic);
+  }
+
+  /** Stops following the topics and forgets their records (they were deleted). */
+  async unfollow(topics: readonly string[]): Promise<void> {
+    const dropped = topics.filter((topic) => this.wanted.has(topic) || this.buffers.has(topic));
+    if (dropped.length === 0) return;
+    for (const topic of dropped) {
+      this.wanted.delete(topic);
+      this.followed.delete(topic);
+      this.startAt.delete(topic);
+      this.buffers.delete(topic);
+    }
+    await this.restart();
   }
 
   /** The buffered partitions of a topic (empty when not followed). */
@@ -112,27 +131,40 @@ export class InboxTail {
 
   private async startConsumer(): Promise<void> {
     if (this.stopped) return;
-    const { kafka, admin, groupId, log } = this.options;
-    const topics = [...this.wanted];
+    const { kafka, groupId, log } = this.options;
     await this.consumer?.disconnect();
     this.consumer = undefined;
-    // Position this process's group where the buffer ends (or at the cursor's floor), so the
-    // new consumer neither re-reads what was fetched nor what was popped long ago.
-    for (const topic of topics) {
-      const partitions = new Map(this.startAt.get(topic));
-      for (const [partition, buffer] of this.buffers.get(topic) ?? []) partitions.set(partition, buffer.next);
-      const seek = [...partitions].filter(([, offset]) => offset > 0n).map(([partition, offset]) => ({ partition, offset: String(offset) }));
-      if (seek.length > 0) await admin.setOffsets({ groupId, topic, partitions: seek }).catch((err: unknown) => log.debug({ err, topic }, 'tail offsets not set'));
+    // A topic deleted meanwhile would fail the new consumer's every metadata request.
+    const existing = new Set(await this.options.existing([...this.wanted]));
+    for (const topic of [...this.wanted]) {
+      if (existing.has(topic)) continue;
+      this.wanted.delete(topic);
+      this.followed.delete(topic);
+      this.startAt.delete(topic);
+      this.buffers.delete(topic);
     }
+    const topics = [...this.wanted];
+    if (topics.length === 0) return;
     const consumer = kafka.consumer({
       groupId,
       sessionTimeout: 10_000,
       heartbeatInterval: 1_000,
       maxWaitTimeInMs: 100,
       allowAutoTopicCreation: false,
-      retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 2_000 },
+      // Few retries: a tail that keeps failing (a followed topic deleted by another process) is
+      // better crashed and started again than retrying for half a minute while pops wait.
+      retry: {
+        retries: 3,
+        initialRetryTime: 100,
+        maxRetryTime: 500,
+        // A followed topic was deleted: the tail restarts without it (below) instead.
+        restartOnFailure: async (error) => !isUnknownTopic(error),
+      },
     });
-    consumer.on(consumer.events.CRASH, ({ payload }) => log.warn({ err: payload.error, restart: payload.restart }, 'kafka inbox tail crashed'));
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      log.warn({ err: payload.error, restart: payload.restart }, 'kafka inbox tail crashed');
+      if (isUnknownTopic(payload.error) && this.consumer === consumer) void this.restart().catch((err: unknown) => log.warn({ err }, 'kafka inbox tail not restarted'));
+    });
     await consumer.connect();
     await consumer.subscribe({ topics, fromBeginning: true });
     this.consumer = consumer;
@@ -142,6 +174,16 @@ export class InboxTail {
       partitionsConsumedConcurrently: 4,
       eachBatch: async ({ batch }) => this.insert(batch),
     });
+    // Start where the buffer ends (or at the cursor's floor), so that the consumer neither re-reads
+    // what was fetched nor what was popped long ago. Seeking is possible once running; what a
+    // fetch already under way brings from the group's committed offset is dropped by insert() (read
+    // already) or by the pops (popped). Not admin.setOffsets: it runs a consumer of its own, which
+    // kafkajs restarts for ever when a topic of its client's metadata was deleted.
+    for (const topic of topics) {
+      const partitions = new Map(this.startAt.get(topic));
+      for (const [partition, buffer] of this.buffers.get(topic) ?? []) partitions.set(partition, buffer.next);
+      for (const [partition, offset] of partitions) if (offset > 0n) consumer.seek({ topic, partition, offset: String(offset) });
+    }
     for (const topic of topics) this.followed.add(topic);
     for (const [topic, partitions] of this.buffers)
       for (const [partition, buffer] of partitions) if (buffer.paused) consumer.pause([{ topic, partitions: [partition] }]);

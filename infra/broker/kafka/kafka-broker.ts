@@ -1,12 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { setImmediate } from 'node:timers/promises';
-import { Kafka, logLevel, Partitioners, type Admin, type LogEntry, type Producer } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Admin, type Producer } from 'kafkajs';
 import pino, { type Logger } from 'pino';
-import { BrokerUnavailableError, type Broker, type ConsumedRecord, type Consumer, type OutgoingRecord } from '../port.ts';
+import { BrokerUnavailableError, RecordTooLargeError, type Broker, type Consumer, type OutgoingRecord } from '../port.ts';
+import { checkRecordSizes, maxRecordBytesOption, policyOf, type TopicPolicyOf } from '../record-limits.ts';
 import { InboxTail } from './inbox-tail.ts';
-import { startGroupConsumer } from './kafka-group-consumer.ts';
+import { isTooLarge, isUnknownTopic, kafkaLogCreator, lazyClient, messageOf } from './kafka-clients.ts';
+import { groupTimeoutsOption, startGroupConsumer, type GroupTimeouts } from './kafka-group-consumer.ts';
+import { AcceptRejected, KafkaPops } from './kafka-pop.ts';
 import { toKafkaMessage } from './kafka-records.ts';
-import { loadCursor, type PartitionClaim, type PopClaim, type PopCursor, type PopCursorStore } from './pop-cursor.ts';
+import { KafkaTopics } from './kafka-topics.ts';
+import type { PopCursorStore } from './pop-cursor.ts';
+import { BATCH_OVERHEAD_BYTES, encodedBytes, produceRequests, type OutgoingMessage } from './produce-requests.ts';
 
 export interface KafkaBrokerOptions {
   /** host:port of the bootstrap brokers. */
@@ -19,39 +24,61 @@ export interface KafkaBrokerOptions {
    * runs) can share one cluster. Default '' (topics named as the port names them).
    */
   readonly prefix?: string;
-  /** Partitions of a topic the broker creates; `inbound.*` topics always get 1 (one ordered queue). */
+  /** Partitions of a created topic when no `topicPolicy` is given. Default 3. */
   readonly partitions?: number;
+  /**
+   * How each topic (by its port name, without the prefix) is created: its partitions, and its
+   * `retention.ms` when the policy has a retention. Default: `partitions` partitions, the
+   * broker's retention. A topic that exists already is left as it is.
+   */
+  readonly topicPolicy?: TopicPolicyOf;
   /** Replication factor of created topics (default: the broker's `default.replication.factor`). */
   readonly replicationFactor?: number;
+  /** The largest record `publish` takes (value, key, headers and id, in UTF-8 bytes). Default 1 MiB. */
+  readonly maxRecordBytes?: number;
+  /**
+   * Records of one publish are sent in produce requests of at most this many bytes of records
+   * (one larger record goes alone). Default 512 KiB: well under the broker's `message.max.bytes`.
+   */
+  readonly maxRequestBytes?: number;
   /** How often the broker's reachability is probed, for `isReady()`. Default 1000 ms. */
   readonly probeIntervalMs?: number;
   /** Records buffered per inbound partition for pops. Default 10,000. */
   readonly maxBuffered?: number;
+  /** Session, heartbeat and rebalance timeouts of `consume`'s members (docs/kafka-startup.md). */
+  readonly groupTimeouts?: Partial<GroupTimeouts>;
   readonly log?: Logger;
 }
 
-/** Attempts of one pop against claims of other processes before it gives up (503). */
-const POP_ATTEMPTS = 20;
-
-/** kafkajs logs through pino: errors as warnings (kafkajs retries them), the rest at debug. */
-const kafkaLogCreator = (log: Logger) => () => (entry: LogEntry) => {
-  const { message, ...extra } = entry.log;
-  if (entry.level <= logLevel.ERROR) log.warn({ kafka: entry.namespace, ...extra }, message);
-  else log.debug({ kafka: entry.namespace, ...extra }, message);
-};
+const DEFAULT_MAX_REQUEST_BYTES = 512 * 1024;
 
 /**
  * The Broker port on Apache Kafka (kafkajs): an idempotent producer with acks=all, topics created
- * through the admin client, consumer groups for `consume`, and pops claimed through the event
- * store (see pop-cursor.ts and docs/poll-on-kafka.md).
+ * through the admin client as the TopicPolicy says (kafka-topics.ts), consumer groups for
+ * `consume` (kafka-group-consumer.ts), and pops claimed through the event store (kafka-pop.ts,
+ * docs/poll-on-kafka.md).
+ *
+ * Start-up blocks on nothing it need not (docs/kafka-startup.md): the broker is probed at once
+ * and `isReady()` says true from the first answer; `consume` resolves once subscribed and joins
+ * its group in the background.
  */
 export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
   const log = options.log ?? pino({ level: 'silent' });
   const clientId = options.clientId ?? 'relay';
   const prefix = options.prefix ?? '';
+  const maxRecordBytes = maxRecordBytesOption(options.maxRecordBytes);
+  const maxRequestBytes = options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
+  if (!Number.isSafeInteger(maxRequestBytes) || maxRequestBytes < 1024) throw new RangeError(`maxRequestBytes must be an integer >= 1024, got ${maxRequestBytes}`);
+  const partitions = options.partitions ?? 3;
+  const topicPolicy: TopicPolicyOf = options.topicPolicy ?? (() => ({ partitions }));
+  const groupTimeouts = groupTimeoutsOption(options.groupTimeouts);
   /** Kafka's name of a port topic or group, and back. */
   const k = (name: string) => prefix + name;
   const portTopic = (kafkaTopic: string) => kafkaTopic.slice(prefix.length);
+  const policyOfKafkaTopic = (kafkaTopic: string) => policyOf(topicPolicy, portTopic(kafkaTopic));
+  /** The largest record batch a topic must take: a whole request, or one record alone, with overheads. */
+  const maxMessageBytes = Math.max(maxRequestBytes, maxRecordBytes) + BATCH_OVERHEAD_BYTES;
+
   const kafka = new Kafka({
     clientId,
     brokers: [...options.brokers],
@@ -72,205 +99,144 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
   });
 
   let closed = false;
-  let ready = true;
+  /** The last probe's answer; undefined until the first one (isReady() is false until then). */
+  let reachable: boolean | undefined;
   const consumers = new Set<Consumer>();
-  const knownTopics = new Set<string>();
-  const cursors = new Map<string, PopCursor>();
-  const locks = new Map<string, Promise<unknown>>();
 
   const assertOpen = () => {
     if (closed) throw new BrokerUnavailableError('The Kafka broker client is closed');
   };
-  /** Runs an operation, turning every failure into BrokerUnavailableError (503). */
+  /** Runs an operation, turning every failure but the caller's own into BrokerUnavailableError (503). */
   const guarded = async <T>(what: string, operation: () => Promise<T>): Promise<T> => {
     assertOpen();
     try {
       return await operation();
     } catch (error) {
-      if (error instanceof BrokerUnavailableError) throw error;
-      throw new BrokerUnavailableError(`Kafka ${what} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      if (error instanceof AcceptRejected) throw error.error;
+      if (error instanceof BrokerUnavailableError || error instanceof RecordTooLargeError || error instanceof RangeError) throw error;
+      throw new BrokerUnavailableError(`Kafka ${what} failed: ${messageOf(error)}`, { cause: error });
     }
   };
-  /** Lazily connected clients; a failed connect is tried again on the next call. */
-  const lazy = <T extends { connect(): Promise<void> }>(create: () => T) => {
-    let connecting: Promise<T> | undefined;
-    return {
-      get: (): Promise<T> =>
-        (connecting ??= (async () => {
-          const client = create();
-          await client.connect();
-          return client;
-        })().catch((error: unknown) => {
-          connecting = undefined;
-          throw error;
-        })),
-      close: async () => {
-        const client = await connecting?.catch(() => undefined);
-        connecting = undefined;
-        await (client as unknown as { disconnect(): Promise<void> } | undefined)?.disconnect();
-      },
-    };
-  };
-  const admin = lazy<Admin>(() => kafka.admin({ retry: { retries: 4, initialRetryTime: 100, maxRetryTime: 1_000 } }));
-  const producer = lazy<Producer>(() =>
+  const admin = lazyClient<Admin>(() => kafka.admin({ retry: { retries: 4, initialRetryTime: 100, maxRetryTime: 1_000 } }));
+  const producer = lazyClient<Producer>(() =>
     kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner }),
   );
-  let probeAdmin = lazy<Admin>(() => probeKafka.admin());
+  let probeAdmin = lazyClient<Admin>(() => probeKafka.admin());
+  const topics = new KafkaTopics({ admin, policy: policyOfKafkaTopic, replicationFactor: options.replicationFactor, maxMessageBytes });
+  const withAdmin = <T>(operation: (client: Admin) => Promise<T>) => topics.withAdmin(operation);
+  /** An admin operation on one topic: a missing topic fails it at once (see onTopic). */
+  const onOneTopic = <T>(operation: (client: Admin) => Promise<T>) => topics.withAdmin(operation, false);
 
   let tail: Promise<InboxTail> | undefined;
   const inboxTail = () =>
-    (tail ??= admin.get().then(
-      (client) =>
-        new InboxTail({ kafka, admin: client, groupId: k(`relay-inbox-${randomUUID()}`), maxBuffered: options.maxBuffered ?? 10_000, portTopic, log }),
-      (error: unknown) => {
-        tail = undefined;
-        throw error;
-      },
+    (tail ??= Promise.resolve(
+      new InboxTail({
+        kafka,
+        withAdmin: onOneTopic,
+        groupId: k(`relay-inbox-${randomUUID()}`),
+        maxBuffered: options.maxBuffered ?? 10_000,
+        portTopic,
+        existing: async (wanted) => {
+          const present = new Set(await withAdmin((client) => client.listTopics()));
+          return wanted.filter((topic) => present.has(topic));
+        },
+        log,
+      }),
     ));
+  const pops = new KafkaPops({ cursors: options.cursors, tail: inboxTail, withAdmin: onOneTopic, portTopic });
+
+  /** Forgets a topic this process learnt was deleted (here or by another process). */
+  const forgetDeleted = async (deleted: readonly string[]) => {
+    topics.forget(deleted);
+    await tail?.then((t) => t.unfollow(deleted));
+    await pops.forget(deleted);
+  };
+  /**
+   * Runs an operation on one topic; undefined when the topic turns out to be deleted. A failure on
+   * a missing topic may come from another topic the client once used: if this one still exists,
+   * the operation runs once more (on the fresh client withAdmin made).
+   */
+  const onTopic = async <T>(topic: string, operation: () => Promise<T>): Promise<T | undefined> => {
+    try {
+      return await operation();
+    } catch (error) {
+      if (!isUnknownTopic(error)) throw error;
+      topics.forget([topic]);
+      if (await topics.exists(topic)) return operation();
+      await forgetDeleted([topic]);
+      return undefined;
+    }
+  };
 
   const probe = async (): Promise<void> => {
     try {
       await (await probeAdmin.get()).describeCluster();
-      ready = true;
+      reachable = true;
     } catch (error) {
-      ready = false;
+      reachable = false;
       // A fresh client next time: one that failed may hold dead connections.
       const failed = probeAdmin;
-      probeAdmin = lazy<Admin>(() => probeKafka.admin());
-      await failed.close().catch(() => undefined);
+      probeAdmin = lazyClient<Admin>(() => probeKafka.admin());
+      await failed.close();
       throw error;
     }
   };
+  void probe().catch(() => undefined); // at once: isReady() turns true as soon as the broker answers
   const prober = setInterval(() => void probe().catch(() => undefined), options.probeIntervalMs ?? 1_000);
   prober.unref();
 
-  const partitionsOf = (topic: string) => (portTopic(topic).startsWith('inbound.') ? 1 : (options.partitions ?? 3));
-
-  const ensureTopics = async (topics: readonly string[]) => {
-    const missing = [...new Set(topics)].filter((topic) => !knownTopics.has(topic));
-    if (missing.length === 0) return;
-    const client = await admin.get();
-    await client.createTopics({
-      waitForLeaders: true,
-      topics: missing.map((topic) => ({ topic, numPartitions: partitionsOf(topic), replicationFactor: options.replicationFactor ?? -1 })),
-    });
-    for (const topic of missing) knownTopics.add(topic);
+  /** Sends the records in produce requests of at most `maxRequestBytes`, one after the other. */
+  const send = async (messages: readonly OutgoingMessage[]) => {
+    const client = await producer.get();
+    for (const request of produceRequests(messages, maxRequestBytes)) await client.sendBatch({ acks: -1, topicMessages: request });
   };
 
-  let listedAt = 0;
-  /** Whether the topic exists; topics created elsewhere are learnt by listing, at most every 200 ms. */
-  const topicExists = async (topic: string): Promise<boolean> => {
-    if (knownTopics.has(topic)) return true;
-    if (Date.now() - listedAt > 200) {
-      listedAt = Date.now();
-      for (const name of await (await admin.get()).listTopics()) knownTopics.add(name);
-    }
-    return knownTopics.has(topic);
+  /** Offsets per partition of the first record young enough to be kept (the topic has a retention). */
+  const keptFrom = async (topic: string): Promise<Map<number, bigint>> => {
+    const { retentionMs } = policyOfKafkaTopic(topic);
+    if (retentionMs === undefined) return new Map();
+    const offsets = await onOneTopic((client) => client.fetchTopicOffsetsByTimestamp(topic, Date.now() - retentionMs));
+    return new Map(offsets.map(({ partition, offset }) => [partition, BigInt(offset)]));
   };
-
-  /** One operation at a time per topic in this process (pops of one topic would claim alike). */
-  const serialised = <T>(topic: string, operation: () => Promise<T>): Promise<T> => {
-    const previous = locks.get(topic) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(operation);
-    locks.set(topic, next);
-    void next.finally(() => locks.get(topic) === next && locks.delete(topic)).catch(() => undefined);
-    return next;
-  };
-
-  const cursorOf = async (topic: string, fresh = false): Promise<PopCursor> => {
-    let cursor = cursors.get(topic);
-    if (!cursor || fresh) cursors.set(topic, (cursor = await loadCursor(options.cursors, portTopic(topic))));
-    return cursor;
-  };
-
-  /** What a pop would take from the buffer: due records not popped, oldest first, at most `max`. */
-  const select = (source: InboxTail, topic: string, cursor: PopCursor, max: number) => {
-    const now = Date.now();
-    const candidates: ConsumedRecord[] = [];
-    for (const [partition, buffer] of source.partitions(topic)) {
-      source.drop(topic, partition, (record) => cursor.isPopped(partition, record.offset));
-      for (const record of buffer.records) if (record.dueAt === undefined || record.dueAt <= now) candidates.push(record);
-    }
-    candidates.sort((a, b) => a.timestamp - b.timestamp || a.partition - b.partition || Number(a.offset - b.offset));
-    const popped: ConsumedRecord[] = [];
-    const skipped: ConsumedRecord[] = [];
-    const ids = new Set<string>();
-    for (const record of candidates) {
-      if (popped.length >= max) break;
-      if (record.id !== undefined && (cursor.wasPopped(record.id) || ids.has(record.id))) {
-        skipped.push(record);
-        continue;
-      }
-      if (record.id !== undefined) ids.add(record.id);
-      popped.push(record);
-    }
-    if (popped.length === 0 && skipped.length === 0) return undefined;
-    const partitions = new Map<number, { popped: bigint[]; skipped: bigint[] }>();
-    const entry = (partition: number) => {
-      let claim = partitions.get(partition);
-      if (!claim) partitions.set(partition, (claim = { popped: [], skipped: [] }));
-      return claim;
-    };
-    for (const record of popped) entry(record.partition).popped.push(record.offset);
-    for (const record of skipped) entry(record.partition).skipped.push(record.offset);
-    const claim: PopClaim = {
-      partitions: [...partitions].map(([partition, offsets]): PartitionClaim => ({ partition, ...offsets })),
-      ids: [...ids],
-    };
-    return { popped, claim };
-  };
-
-  const pop = async (topic: string, max: number): Promise<ConsumedRecord[]> => {
-    if (!ready) throw new BrokerUnavailableError('The Kafka broker is not reachable');
-    if (max <= 0 || !(await topicExists(topic))) return [];
-    let cursor = await cursorOf(topic);
-    const source = await inboxTail();
-    if (!source.follows(topic)) {
-      const floors = new Map<number, bigint>();
-      for (const { partition } of await (await admin.get()).fetchTopicOffsets(topic)) floors.set(partition, cursor.floor(partition));
-      await source.follow(topic, floors);
-    }
-    for (let attempt = 0; attempt < POP_ATTEMPTS; attempt++) {
-      const selection = select(source, topic, cursor, max);
-      if (!selection) return [];
-      const version = await options.cursors.append(portTopic(topic), cursor.version, selection.claim);
-      if (version === 'conflict') {
-        cursor = await cursorOf(topic, true); // another process popped: see what it took
-        continue;
-      }
-      cursor.apply(selection.claim, version);
-      for (const { partition } of selection.claim.partitions) source.drop(topic, partition, (record) => cursor.isPopped(partition, record.offset));
-      return selection.popped;
-    }
-    throw new BrokerUnavailableError(`Pop from ${topic} gave up: other processes kept claiming first`);
-  };
+  const larger = (a: bigint, b: bigint | undefined) => (b !== undefined && b > a ? b : a);
 
   return {
     kind: 'kafka',
+    maxRecordBytes,
 
-    ensureTopics: (topics) => guarded('ensureTopics', () => ensureTopics(topics.map(k))),
+    ensureTopics: (portTopics) => guarded('ensureTopics', () => topics.ensure(portTopics.map(k))),
 
     publish: (records: readonly OutgoingRecord[]) =>
       guarded('publish', async () => {
+        checkRecordSizes(records, maxRecordBytes);
         if (records.length === 0) return;
-        const byTopic = new Map<string, OutgoingRecord[]>();
-        for (const record of records) {
-          const list = byTopic.get(k(record.topic));
-          if (list) list.push(record);
-          else byTopic.set(k(record.topic), [record]);
-        }
-        await ensureTopics([...byTopic.keys()]);
-        await (await producer.get()).sendBatch({
-          acks: -1,
-          topicMessages: [...byTopic].map(([topic, list]) => ({ topic, messages: list.map(toKafkaMessage) })),
+        const messages = records.map((record): OutgoingMessage => {
+          const message = toKafkaMessage(record);
+          const bytes = encodedBytes(message);
+          // Only a record of thousands of headers gets here: its framing would break the topic's limit.
+          if (bytes > maxMessageBytes - BATCH_OVERHEAD_BYTES / 2) throw new RecordTooLargeError(record.topic, bytes, maxRecordBytes);
+          return { topic: k(record.topic), message, bytes };
         });
+        const named = [...new Set(messages.map((m) => m.topic))];
+        await topics.ensure(named);
+        try {
+          await send(messages);
+        } catch (error) {
+          // A topic deleted since this process learnt of it: recreate it, on a producer whose
+          // metadata does not name a missing topic, once.
+          if (!isUnknownTopic(error)) throw isTooLarge(error) ? new BrokerUnavailableError(`Kafka refused a produce request as too large: ${messageOf(error)}`, { cause: error }) : error;
+          producer.reset();
+          topics.forget(named);
+          await topics.ensure(named);
+          await send(messages);
+        }
       }),
 
     consume: (consumeOptions) =>
       guarded('consume', async () => {
-        const topics = consumeOptions.topics.map(k);
-        await ensureTopics(topics);
-        const consumer = await startGroupConsumer(kafka, { ...consumeOptions, topics, groupId: k(consumeOptions.groupId) }, portTopic, log);
+        const kafkaTopics = consumeOptions.topics.map(k);
+        await topics.ensure(kafkaTopics);
+        const consumer = await startGroupConsumer(kafka, { ...consumeOptions, topics: kafkaTopics, groupId: k(consumeOptions.groupId) }, portTopic, log, groupTimeouts);
         const tracked: Consumer = {
           stop: async () => {
             consumers.delete(tracked);
@@ -281,39 +247,58 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
         return tracked;
       }),
 
-    pop: (topic, max) =>
+    pop: (portName, max, popOptions) =>
       guarded('pop', async () => {
-        const popped = await serialised(k(topic), () => pop(k(topic), max));
+        if (reachable === false) throw new BrokerUnavailableError('The Kafka broker is not reachable');
+        if (!Number.isSafeInteger(max) || max < 0) throw new RangeError(`max must be an integer >= 0, got ${max}`);
+        const topic = k(portName);
+        let popped: Awaited<ReturnType<Broker['pop']>> = [];
+        if (max > 0 && (await topics.exists(topic)))
+          popped = (await onTopic(topic, () => pops.pop(topic, max, popOptions?.accept, policyOfKafkaTopic(topic).retentionMs))) ?? [];
         // An empty pop may have settled without I/O: give the event loop a turn, so that a caller
         // popping in a loop cannot starve the tail's fetches.
         if (popped.length === 0) await setImmediate();
         return popped;
       }),
 
+    deleteTopics: (portTopics) =>
+      guarded('deleteTopics', async () => {
+        const doomed = [...new Set(portTopics)].map(k);
+        if (doomed.length === 0) return;
+        await topics.delete(doomed);
+        await forgetDeleted(doomed);
+        // After the topics are gone: a claim appended before this reset is voided by it.
+        for (const topic of doomed) await options.cursors.reset(portTopic(topic));
+        // The producer's metadata names the topics it published to: one that is gone breaks it.
+        producer.reset();
+      }),
+
     depth: (portName, groupId) =>
       guarded('depth', async () => {
         const topic = k(portName);
-        if (!(await topicExists(topic))) return 0;
-        const client = await admin.get();
-        const offsets = await client.fetchTopicOffsets(topic);
+        if (!(await topics.exists(topic))) return 0;
+        const known = await onTopic(topic, () => Promise.all([onOneTopic((client) => client.fetchTopicOffsets(topic)), keptFrom(topic)]));
+        if (known === undefined) return 0; // deleted meanwhile
+        const [offsets, kept] = known;
         if (groupId !== undefined) {
-          const [committed] = await client.fetchOffsets({ groupId: k(groupId), topics: [topic] });
+          const [committed] = await withAdmin((client) => client.fetchOffsets({ groupId: k(groupId), topics: [topic] }));
           const at = new Map(committed?.partitions.map((p) => [p.partition, BigInt(p.offset)]) ?? []);
           return offsets.reduce((sum, { partition, high, low }) => {
-            const from = at.get(partition) ?? -1n;
-            return sum + Number(BigInt(high) - (from < 0n ? BigInt(low) : from));
+            const committedAt = at.get(partition) ?? -1n;
+            const from = larger(committedAt < 0n ? BigInt(low) : committedAt, kept.get(partition));
+            return sum + Math.max(0, Number(BigInt(high) - from));
           }, 0);
         }
-        const cursor = await serialised(topic, () => cursorOf(topic, true));
+        const cursor = await pops.freshCursor(topic);
         return offsets.reduce((sum, { partition, high, low }) => {
-          const floor = cursor.floor(partition) > BigInt(low) ? cursor.floor(partition) : BigInt(low);
-          return sum + Math.max(0, Number(BigInt(high) - floor) - cursor.poppedAboveFloor(partition));
+          const from = larger(larger(cursor.floor(partition), BigInt(low)), kept.get(partition));
+          return sum + Math.max(0, Number(BigInt(high) - from) - cursor.poppedFrom(partition, from));
         }, 0);
       }),
 
     ping: () => guarded('ping', probe),
 
-    isReady: () => !closed && ready,
+    isReady: () => !closed && reachable === true,
 
     async close() {
       if (closed) return;
@@ -321,7 +306,7 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
       clearInterval(prober);
       await Promise.all([...consumers].map((consumer) => consumer.stop()));
       await tail?.then((t) => t.stop()).catch(() => undefined);
-      await Promise.all([producer.close(), admin.close(), probeAdmin.close()].map((p) => p.catch(() => undefined)));
+      await Promise.all([producer.close(), admin.close(), probeAdmin.close()]);
     },
   };
 };

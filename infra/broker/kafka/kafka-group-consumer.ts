@@ -3,6 +3,36 @@ import type { Logger } from 'pino';
 import type { ConsumeOptions, ConsumedRecord, Consumer } from '../port.ts';
 import { fromKafkaMessage } from './kafka-records.ts';
 
+/** How a member keeps its place in its group (docs/kafka-startup.md). */
+export interface GroupTimeouts {
+  /**
+   * A member not heard of for this long is dropped from its group. A member SIGKILLed holds its
+   * partitions until then, and a new member's join waits for it. At least the broker's
+   * `group.min.session.timeout.ms` (6000 by default).
+   */
+  readonly sessionTimeoutMs: number;
+  /** How often a member says it lives: between batches and while a handler runs. */
+  readonly heartbeatIntervalMs: number;
+  /**
+   * How long a rebalance waits for the live members to join again. A member joins again once its
+   * handler in flight returned, so this bounds the handler time a rebalance tolerates before the
+   * member is dropped (its batch is then handed again: at-least-once, never lost).
+   */
+  readonly rebalanceTimeoutMs: number;
+}
+
+export const DEFAULT_GROUP_TIMEOUTS: GroupTimeouts = { sessionTimeoutMs: 6_000, heartbeatIntervalMs: 1_000, rebalanceTimeoutMs: 15_000 };
+
+/** The defaults with what the options change, checked: a session holds at least three heartbeats. */
+export const groupTimeoutsOption = (given: Partial<GroupTimeouts> | undefined): GroupTimeouts => {
+  const timeouts = { ...DEFAULT_GROUP_TIMEOUTS, ...given };
+  for (const [name, value] of Object.entries(timeouts))
+    if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`groupTimeouts.${name} must be a positive integer, got ${value}`);
+  if (timeouts.heartbeatIntervalMs * 3 > timeouts.sessionTimeoutMs)
+    throw new RangeError(`groupTimeouts: a session (${timeouts.sessionTimeoutMs} ms) must hold at least three heartbeats (${timeouts.heartbeatIntervalMs} ms)`);
+  return timeouts;
+};
+
 /** How long a partition rests after its handler threw, before the same records are fetched again. */
 const RETRY_AFTER_ERROR_MS = 500;
 
@@ -13,13 +43,27 @@ const RETRY_AFTER_ERROR_MS = 500;
  * its partition until then (other partitions and topics go on); a handler that throws pauses the
  * partition briefly and gets the same records again, since the offsets it did not resolve are
  * fetched anew.
+ *
+ * Resolves once the consumer is connected and subscribed; joining the group happens in the
+ * background (it waits for the members of the group to join again, and for the session of a
+ * member that died without leaving to run out). The member heartbeats while a handler runs, so
+ * that a short session timeout does not drop a member whose handler is slow.
+ *
+ * `stop()` starts no handler call after it was called, waits for the one in flight (which commits),
+ * and leaves the group. Called while the member is joining, it waits for the join to end first:
+ * kafkajs cannot abandon a join, and disconnecting under one leaves a member behind that kafkajs
+ * reconnects and that holds its partitions (measured: a group stuck in CompletingRebalance).
  */
+/** Tries of a subscription whose topics the broker does not list yet (about 15 s in all). */
+const SUBSCRIBE_ATTEMPTS = 10;
+
 export const startGroupConsumer = async (
   kafka: Kafka,
   options: ConsumeOptions,
   /** The port's name of a Kafka topic (without the deployment's prefix). */
   portTopic: (kafkaTopic: string) => string,
   log: Logger,
+  timeouts: GroupTimeouts = DEFAULT_GROUP_TIMEOUTS,
 ): Promise<Consumer> => {
   const batchSize = options.batchSize ?? 100;
   const timers = new Set<NodeJS.Timeout>();
@@ -30,65 +74,124 @@ export const startGroupConsumer = async (
     }, ms);
     timers.add(timer);
   };
+  let stopping: Promise<void> | undefined;
   const consumer = kafka.consumer({
     groupId: options.groupId,
-    sessionTimeout: 10_000,
-    rebalanceTimeout: 15_000,
-    heartbeatInterval: 1_000,
+    sessionTimeout: timeouts.sessionTimeoutMs,
+    rebalanceTimeout: timeouts.rebalanceTimeoutMs,
+    heartbeatInterval: timeouts.heartbeatIntervalMs,
     maxWaitTimeInMs: 250,
     allowAutoTopicCreation: false,
-    retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 2_000 },
+    // A crash during stop() (its connections closing under a join) must not start it again.
+    retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 2_000, restartOnFailure: async () => stopping === undefined },
   });
-  consumer.on(consumer.events.CRASH, ({ payload }) =>
-    log.warn({ err: payload.error, groupId: options.groupId, restart: payload.restart }, 'kafka consumer crashed'),
-  );
+  const report = (error: unknown) => {
+    try {
+      options.onError?.(error);
+    } catch {
+      // an onError that throws must not stop consumption
+    }
+  };
+  // Settles when the member has joined, or has crashed for good; a crash kafkajs restarts from
+  // opens a new one (the restart joins again).
+  let joining = settleable();
+  const startedAt = Date.now();
+  consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+    joining.settle();
+    log.info({ groupId: options.groupId, ms: Date.now() - startedAt, memberId: payload.memberId }, 'kafka consumer joined its group');
+  });
+  consumer.on(consumer.events.CRASH, ({ payload }) => {
+    joining.settle();
+    if (payload.restart) joining = settleable();
+    if (stopping !== undefined) return;
+    log.warn({ err: payload.error, groupId: options.groupId, restart: payload.restart }, 'kafka consumer crashed');
+    if (!payload.restart) report(payload.error);
+  });
   await consumer.connect();
-  await consumer.subscribe({ topics: [...options.topics], fromBeginning: true });
-  await consumer.run({
-    autoCommit: false,
-    eachBatchAutoResolve: false,
-    partitionsConsumedConcurrently: 1,
-    eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale, pause }) => {
-      const { topic, partition } = batch;
-      const records: ConsumedRecord[] = batch.messages.map((message) => fromKafkaMessage(portTopic(topic), partition, message));
-      let i = 0;
-      while (i < records.length && isRunning() && !isStale()) {
-        const now = Date.now();
-        const chunk: ConsumedRecord[] = [];
-        while (i < records.length && chunk.length < batchSize) {
-          const dueAt = records[i]!.dueAt;
-          if (dueAt !== undefined && dueAt > now) break;
-          chunk.push(records[i++]!);
-        }
-        if (chunk.length === 0) {
-          // The head is not due: rest this partition until it is; the fetch resumes at the head.
-          const resume = pause();
-          later(records[i]!.dueAt! - now, resume);
-          return;
-        }
-        try {
-          await options.handler(chunk);
-        } catch (error) {
-          options.onError?.(error);
-          const resume = pause();
-          later(RETRY_AFTER_ERROR_MS, resume);
-          return;
-        }
-        const last = chunk[chunk.length - 1]!.offset;
-        resolveOffset(String(last));
-        await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: String(last + 1n) }] }] });
-        await heartbeat();
+  try {
+    // Right after the topics were created, a broker may not list them yet ("This server does not
+    // host this topic-partition"): kafkajs marks that retriable, and so it is tried again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await consumer.subscribe({ topics: [...options.topics], fromBeginning: true });
+        break;
+      } catch (error) {
+        if ((error as { retriable?: unknown }).retriable !== true || attempt >= SUBSCRIBE_ATTEMPTS) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** attempt, 2_000)));
       }
-    },
-  });
+    }
+  } catch (error) {
+    await consumer.disconnect().catch(() => undefined);
+    throw error;
+  }
 
-  let stopping: Promise<void> | undefined;
+  // Not awaited: kafkajs resolves run() only once the group is joined.
+  const running = consumer
+    .run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: 1,
+      eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale, pause }) => {
+        const { topic, partition } = batch;
+        const records: ConsumedRecord[] = batch.messages.map((message) => fromKafkaMessage(portTopic(topic), partition, message));
+        let i = 0;
+        // Nothing new once stop() was called: what is not committed goes to the next owner.
+        while (i < records.length && isRunning() && !isStale() && stopping === undefined) {
+          const now = Date.now();
+          const chunk: ConsumedRecord[] = [];
+          while (i < records.length && chunk.length < batchSize) {
+            const dueAt = records[i]!.dueAt;
+            if (dueAt !== undefined && dueAt > now) break;
+            chunk.push(records[i++]!);
+          }
+          if (chunk.length === 0) {
+            // The head is not due: rest this partition until it is; the fetch resumes at the head.
+            const resume = pause();
+            later(records[i]!.dueAt! - now, resume);
+            return;
+          }
+          // Heartbeats while the handler runs (a rebalance it reveals is joined after the handler).
+          const beating = setInterval(() => void heartbeat().catch(() => undefined), timeouts.heartbeatIntervalMs);
+          try {
+            await options.handler(chunk);
+          } catch (error) {
+            report(error);
+            const resume = pause();
+            later(RETRY_AFTER_ERROR_MS, resume);
+            return;
+          } finally {
+            clearInterval(beating);
+          }
+          const last = chunk[chunk.length - 1]!.offset;
+          resolveOffset(String(last));
+          await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: String(last + 1n) }] }] });
+          await heartbeat();
+        }
+      },
+    })
+    .catch(report);
+
   return {
     stop: () =>
       (stopping ??= (async () => {
         for (const timer of timers) clearTimeout(timer);
         timers.clear();
+        for (let current = joining; ; current = joining) {
+          await current.settled;
+          // kafkajs says "joined" a few promise turns before its runner counts as running (and
+          // so as something to stop, which makes it leave the group): let those turns pass.
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          if (current === joining) break;
+        }
         await consumer.disconnect();
+        await running;
       })()),
   };
+};
+
+/** A promise settled from outside, once. */
+const settleable = () => {
+  let settle!: () => void;
+  const settled = new Promise<void>((resolve) => (settle = resolve));
+  return { settled, settle };
 };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PopCursor, RECENT_IDS, type PopClaim } from './pop-cursor.ts';
+import { loadCursor, PopCursor, RECENT_IDS, type CursorEntry, type PopClaim, type PopCursorStore } from './pop-cursor.ts';
 
 const claim = (partition: number, popped: number[], skipped: number[] = [], ids: string[] = []): PopClaim => ({
   partitions: [{ partition, popped: popped.map(BigInt), skipped: skipped.map(BigInt) }],
@@ -53,5 +53,35 @@ describe('PopCursor', () => {
     expect(cursor.wasPopped('m4')).toBe(false);
     expect(cursor.wasPopped('m5')).toBe(true);
     expect(cursor.wasPopped(`m${RECENT_IDS + 4}`)).toBe(true);
+  });
+
+  it('counts popped offsets from a point above the floor (records below it went with the retention)', () => {
+    const cursor = new PopCursor();
+    cursor.apply(claim(0, [2, 5, 9]), 1n);
+    expect(cursor.floor(0)).toBe(0n);
+    expect(cursor.poppedFrom(0, 0n)).toBe(3);
+    expect(cursor.poppedFrom(0, 5n)).toBe(2);
+    expect(cursor.poppedFrom(0, 10n)).toBe(0);
+    expect(cursor.poppedFrom(1, 0n)).toBe(0);
+  });
+
+  it('a reset (the topic was deleted) voids the claims before it', async () => {
+    const entries: CursorEntry[] = [
+      { version: 1n, claim: claim(0, [0, 1], [], ['m1']) },
+      { version: 2n, reset: true },
+      { version: 3n, claim: claim(0, [0]) },
+    ];
+    const store: PopCursorStore = {
+      load: async () => ({ version: 3n, claims: entries }),
+      append: async () => 'conflict',
+      reset: async () => {},
+    };
+    const cursor = await loadCursor(store, 'inbound.a');
+    expect(cursor.version).toBe(3n);
+    expect(cursor.resetAt).toBe(2n);
+    expect(cursor.floor(0)).toBe(1n);
+    expect(cursor.wasPopped('m1')).toBe(false);
+    const untouched = await loadCursor({ ...store, load: async () => ({ version: 1n, claims: entries.slice(0, 1) }) }, 'inbound.a');
+    expect([untouched.resetAt, untouched.floor(0), untouched.wasPopped('m1')]).toEqual([0n, 2n, true]);
   });
 });

@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { eventStoreContract } from '../../../test/contracts/event-store.contract.ts';
 import { dockerEngineAvailable } from '../../../test/support/docker.ts';
 import type { EventStore } from '../port.ts';
-import { createEventStoreDbEventStore } from './eventstoredb-event-store.ts';
+import { createPostgresKeyVault } from '../postgres/postgres-event-store.ts';
+import { createEventStoreDbEventStore, type EventStoreDbEventStoreOptions } from './eventstoredb-event-store.ts';
 
 /**
  * The EventStore contract on a real EventStoreDB: the server at `EVENTSTORE_URL` when set (e.g.
@@ -20,6 +22,34 @@ const SKIP_REASON =
   ')';
 
 const freshNamespace = () => `t${randomBytes(6).toString('hex')}_`;
+
+/**
+ * The data keys of the contract's tests live in a PostgreSQL key vault (ESDB keeps none), on the
+ * PostgreSQL of the test run when it answers; without one the key tests are skipped.
+ */
+const postgresUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const postgresAnswers = async (): Promise<boolean> => {
+  const client = new pg.Client({ connectionString: postgresUrl, connectionTimeoutMillis: 3000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+};
+const dropSchema = async (schema: string): Promise<void> => {
+  const client = new pg.Client({ connectionString: postgresUrl });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end();
+  }
+};
 
 type Server = { readonly url: string; readonly stop: () => Promise<void> } | { readonly skip: string } | { readonly fail: string };
 
@@ -74,13 +104,34 @@ if ('skip' in server) {
   const { url } = server;
   afterAll(() => server.stop());
 
+  const withVault = await postgresAnswers();
+
   eventStoreContract('eventstoredb', async () => {
     const namespace = freshNamespace();
-    const store = createEventStoreDbEventStore({ connectionString: url, namespace });
+    const vaultSchema = `relay_esdb_${randomBytes(5).toString('hex')}`;
+    const vault = withVault ? createPostgresKeyVault({ connectionString: postgresUrl, schema: vaultSchema }) : undefined;
+    const open = (options: Partial<EventStoreDbEventStoreOptions> = {}) =>
+      createEventStoreDbEventStore({ connectionString: url, namespace, ...(vault === undefined ? {} : { vault }), ...options });
+    const store = open();
     return {
       store,
-      second: async () => createEventStoreDbEventStore({ connectionString: url, namespace }),
-      teardown: () => store.close(),
+      second: async (options) => open(options),
+      // Subscriptions of ESDB are pushed by the server: there is no poll to turn off.
+      quiet: async () => open(),
+      quirks: {
+        partialBatches: true,
+        duplicateIdsAcrossStreams: true,
+        tagsDerivedOnRead: true,
+        keysBesideTheAppend: true,
+        noKeys: vault === undefined,
+      },
+      teardown: async () => {
+        await store.close();
+        if (vault !== undefined) {
+          await vault.close();
+          await dropSchema(vaultSchema);
+        }
+      },
     };
   });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { EventStoreUnavailableError, type EventStore } from '../port.ts';
+import { NoKeyVaultError, type StandaloneKeyVault } from '../data-keys.ts';
+import { DataKeyGoneError, EventStoreUnavailableError, type EventStore, type KeyChanges, type NewDataKey } from '../port.ts';
 import { createEventStoreDbEventStore } from './eventstoredb-event-store.ts';
 
 /**
@@ -87,5 +88,51 @@ describe('EventStoreDB event store without a server', () => {
     }
     expect(() => store.subscribe({ after: 0n, handler: () => undefined })).toThrow(EventStoreUnavailableError);
     await expect(subscription.catchUp()).rejects.toBeInstanceOf(Error);
+  });
+
+  it('without a vault, refuses data keys with NoKeyVaultError before any I/O', async () => {
+    const store = createEventStoreDbEventStore({ connectionString: unreachable });
+    try {
+      await expect(store.keys.get(['k1'], new Date())).rejects.toBeInstanceOf(NoKeyVaultError);
+      await expect(store.keys.due(new Date(), 1)).rejects.toBeInstanceOf(NoKeyVaultError);
+      await expect(store.keys.list(undefined, 1)).rejects.toThrow(/open it with a key vault \(option `vault`/);
+      await expect(store.appendToStream('a-1', [event], { keys: { release: ['k1'] } })).rejects.toBeInstanceOf(NoKeyVaultError);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('with a vault: checks the keys to destroy and puts new keys before the append, the rest only after it', async () => {
+    const key: NewDataKey = { id: 'k1', scope: 's', subject: 'x', wrapped: 'w', uses: 1, expiresAt: new Date('2030-01-01T00:00:00.000Z') };
+    const calls: string[] = [];
+    const vault: StandaloneKeyVault = {
+      get: async () => new Map(),
+      release: async () => undefined,
+      due: async () => [],
+      list: async () => [],
+      import: async () => undefined,
+      missing: async (ids) => {
+        calls.push(`missing ${ids.join(',')}`);
+        return ids.filter((id) => id.startsWith('gone'));
+      },
+      apply: async (changes: KeyChanges) => void calls.push(`apply ${JSON.stringify(changes)}`),
+      close: async () => undefined,
+    };
+    const store = createEventStoreDbEventStore({ connectionString: unreachable, vault });
+    try {
+      // A key to destroy is gone: nothing is put, nothing appended.
+      const gone = await store.appendToStream('a-1', [event], { keys: { put: [key], destroy: ['k0', 'gone-1'] } }).catch((e: unknown) => e);
+      expect(gone).toBeInstanceOf(DataKeyGoneError);
+      expect((gone as DataKeyGoneError).keyIds).toEqual(['gone-1']);
+      expect(calls).toEqual(['missing k0,gone-1']);
+      // The append fails (no server): the key was put before it, the release is never applied.
+      calls.length = 0;
+      await expect(store.appendToStream('a-1', [event], { keys: { put: [key], release: ['k0'] } })).rejects.toBeInstanceOf(EventStoreUnavailableError);
+      expect(calls).toEqual([`apply ${JSON.stringify({ put: [key] })}`]);
+      expect(await store.keys.due(new Date(), 1)).toEqual([]);
+    } finally {
+      await store.close();
+    }
+    await expect(store.keys.get(['k1'], new Date())).rejects.toBeInstanceOf(EventStoreUnavailableError);
   });
 });

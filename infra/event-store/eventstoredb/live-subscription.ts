@@ -1,4 +1,4 @@
-import { subscriptionBatchSize, type RecordedEvent, type SubscribeOptions, type Subscription } from '../port.ts';
+import { subscriptionBatchSize, subscriptionMaxBatchBytes, type RecordedEvent, type SubscribeOptions, type Subscription } from '../port.ts';
 import type { Feed } from './feed.ts';
 
 /**
@@ -20,7 +20,27 @@ export interface LiveSource<R> {
   lastToDeliver(handled: bigint): Promise<bigint | undefined>;
   /** Whether a failure of the server subscription is worth a new subscription (the server or the network). */
   retryable(error: unknown): boolean;
+  /** What an event counts for against `maxBatchBytes` (its data and metadata). */
+  bytesOf(event: RecordedEvent): number;
 }
+
+/** Consecutive runs of `events` holding at most `maxBytes` each (at least one event each). */
+export const byteBatches = (events: readonly RecordedEvent[], maxBytes: number, bytesOf: (event: RecordedEvent) => number): RecordedEvent[][] => {
+  const batches: RecordedEvent[][] = [];
+  let bytes = 0;
+  for (const event of events) {
+    const size = bytesOf(event);
+    const current = batches.at(-1);
+    if (current === undefined || bytes + size > maxBytes) {
+      batches.push([event]);
+      bytes = size;
+    } else {
+      current.push(event);
+      bytes += size;
+    }
+  }
+  return batches;
+};
 
 export type LiveSubscription = Subscription;
 
@@ -41,8 +61,8 @@ const RETRY_MAX_MS = 5000;
 
 /**
  * A catch-up subscription on one `subscribeToAll` with a server-side filter. Events arrive in $all
- * order; the handler gets them in batches of at most `batchSize` (the events the feed has ready),
- * one call at a time. A failure of the server subscription (server restart, network) opens a new
+ * order; the handler gets them in batches of at most `batchSize` (the events the feed has ready)
+ * and `maxBatchBytes`, one call at a time. A failure of the server subscription (server restart, network) opens a new
  * one after the last handled event, with a growing pause; other failures, and a handler's throw,
  * stop the subscription and go to `onError`.
  *
@@ -57,6 +77,7 @@ export function createLiveSubscription<R>(
   onStopped: (subscription: LiveSubscription) => void,
 ): LiveSubscription {
   const batchSize = subscriptionBatchSize(options);
+  const maxBatchBytes = subscriptionMaxBatchBytes(options);
   let handled: bigint | undefined;
   let resume: R | undefined;
   let stopped = false;
@@ -131,9 +152,9 @@ export function createLiveSubscription<R>(
       }
       const events = raws.length > 0 ? await source.convert(raws) : [];
       if (stopped) return;
-      if (events.length > 0) {
+      for (const batch of byteBatches(events, maxBatchBytes, source.bytesOf)) {
         try {
-          await options.handler(events);
+          await options.handler(batch);
         } catch (error) {
           throw new HandlerFailure(error);
         }

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { RecordedEvent } from '../port.ts';
 import type { Feed, FeedItem } from './feed.ts';
-import { createLiveSubscription, type LiveSource } from './live-subscription.ts';
+import { byteBatches, createLiveSubscription, type LiveSource } from './live-subscription.ts';
 
 /** An in-memory $all: entries with commit positions, some of them "matching" the subscription. */
 interface Raw {
@@ -92,6 +92,7 @@ const fakeLog = () => {
         initialHandled: async () => after,
         lastToDeliver: async (handled) => entries.filter((e) => e.matching && e.commit > handled && e.commit > after).at(-1)?.commit,
         retryable: (error) => error instanceof Error && error.message === 'transient',
+        bytesOf: (event) => JSON.stringify(event.data).length,
       };
     },
   };
@@ -234,5 +235,23 @@ describe('EventStoreDB live subscription', () => {
     expect(positions(seen)).toEqual([130n]);
     await subscription.stop();
     expect(() => createLiveSubscription(log.source(0n), { after: 0n, batchSize: 0, handler: () => undefined }, () => undefined)).toThrow(RangeError);
+  });
+
+  it('hands the handler at most maxBatchBytes per call (at least one event), without losing any', async () => {
+    const log = fakeLog();
+    for (let i = 0; i < 5; i++) log.append(true); // commits 110..150: 3 bytes each
+    const seen: RecordedEvent[][] = [];
+    const subscription = createLiveSubscription(log.source(0n), { after: 0n, maxBatchBytes: 6, handler: (events) => void seen.push(events) }, () => undefined);
+    await subscription.catchUp();
+    expect(seen.map((batch) => batch.map((e) => e.globalPosition))).toEqual([[110n, 120n], [130n, 140n], [150n]]);
+    await subscription.stop();
+    expect(() => createLiveSubscription(log.source(0n), { after: 0n, maxBatchBytes: 0, handler: () => undefined }, () => undefined)).toThrow(RangeError);
+  });
+
+  it('cuts events into runs of at most maxBytes, an oversized event alone', () => {
+    const events = [5, 1, 1, 9, 2, 2, 2].map((size, i) => ({ globalPosition: BigInt(i), size }) as unknown as RecordedEvent);
+    const sizeOf = (event: RecordedEvent) => (event as unknown as { size: number }).size;
+    expect(byteBatches(events, 6, sizeOf).map((batch) => batch.map(sizeOf))).toEqual([[5, 1], [1], [9], [2, 2, 2]]);
+    expect(byteBatches([], 6, sizeOf)).toEqual([]);
   });
 });

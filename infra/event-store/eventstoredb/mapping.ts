@@ -1,10 +1,12 @@
 /**
  * Pure mappings between the EventStore port and EventStoreDB (KurrentDB): expected versions and
  * revisions, $all commit positions and global positions, the namespace that prefixes every stream
- * name, the server-side stream-name filter, and the metadata that carries an imported recordedAt.
- * No I/O here: the adapter (eventstoredb-event-store.ts) and its unit spec use these.
+ * name, the server-side stream-name filter, the metadata that carries an imported recordedAt and
+ * the event's tags, and the client-side filter. No I/O here: the adapter's modules and their unit
+ * specs use these.
  */
-import { categoryOf, type EventFilter, type EventMetadata, type ExpectedVersion, type RecordedEvent } from '../port.ts';
+import { categoryOf, type EventFilter, type EventMetadata, type EventTagger, type ExpectedVersion, type RecordedEvent } from '../port.ts';
+import { tagsOf } from '../tags.ts';
 
 /** The `expectedRevision` of `@eventstore/db-client` (its AppendExpectedRevision). */
 export type EsdbExpectedRevision = 'any' | 'no_stream' | 'stream_exists' | bigint;
@@ -117,12 +119,16 @@ export const isDataEvent = (names: StreamNames, streamId: string, type: string):
 
 /** An empty list in a filter matches nothing. */
 export const matchesNothing = (filter: EventFilter | undefined): boolean =>
-  filter?.categories?.length === 0 || filter?.streams?.length === 0 || filter?.types?.length === 0;
+  filter?.categories?.length === 0 || filter?.streams?.length === 0 || filter?.types?.length === 0 || filter?.tags?.length === 0;
 
-/** The client-side check of a filter on a Relay stream name, type and effective recordedAt. */
+/**
+ * The client-side check of a filter on a Relay stream name, type, effective recordedAt and tags.
+ * `tags` is asked for only when the filter names tags (they may have to be derived).
+ */
 export const matchesFilter = (
   filter: EventFilter | undefined,
   event: { readonly streamName: string; readonly type: string; readonly recordedAt: Date },
+  tags: () => readonly string[] = () => [],
 ): boolean => {
   if (filter === undefined) return true;
   if (filter.categories !== undefined && !filter.categories.includes(categoryOf(event.streamName))) return false;
@@ -131,6 +137,10 @@ export const matchesFilter = (
   const time = event.recordedAt.getTime();
   if (filter.since !== undefined && time < filter.since.getTime()) return false;
   if (filter.until !== undefined && time >= filter.until.getTime()) return false;
+  if (filter.tags !== undefined) {
+    const carried = tags();
+    if (!filter.tags.some((tag) => carried.includes(tag))) return false;
+  }
   return true;
 };
 
@@ -168,26 +178,64 @@ export const serverFilterOf = (
 
 /** Where an imported event's recordedAt travels in its ESDB metadata (stripped on read). */
 export const RECORDED_AT_KEY = '$relay.recordedAt';
+/**
+ * Where an event's tags travel in its ESDB metadata (stripped on read), with the version of the
+ * tagger that derived them: `{ "version": "3", "tags": ["app:1"] }`. The server never filters on
+ * them; reads check them on the client, after the server-side filters.
+ */
+export const TAGS_KEY = '$relay.tags';
+const RESERVED_METADATA_KEYS = [RECORDED_AT_KEY, TAGS_KEY];
 
-/** The ESDB metadata of an event: the port's metadata, plus the imported recordedAt if any. */
-export const encodeMetadata = (metadata: EventMetadata | undefined, recordedAt: Date | undefined): Record<string, unknown> => {
-  if (metadata !== undefined && Object.hasOwn(metadata, RECORDED_AT_KEY)) {
-    throw new RangeError(`Event metadata must not use the reserved key ${RECORDED_AT_KEY}`);
+/** Tags as stored with an event, and the tagger version that derived them. */
+export interface StoredTags {
+  readonly version: string;
+  readonly tags: readonly string[];
+}
+
+/** The ESDB metadata of an event: the port's metadata, plus the imported recordedAt and the tags if any. */
+export const encodeMetadata = (metadata: EventMetadata | undefined, recordedAt: Date | undefined, tags?: StoredTags): Record<string, unknown> => {
+  for (const key of RESERVED_METADATA_KEYS) {
+    if (metadata !== undefined && Object.hasOwn(metadata, key)) throw new RangeError(`Event metadata must not use the reserved key ${key}`);
   }
-  if (recordedAt === undefined) return { ...metadata };
-  if (!(recordedAt instanceof Date) || Number.isNaN(recordedAt.getTime())) throw new RangeError('recordedAt is an invalid Date');
-  return { ...metadata, [RECORDED_AT_KEY]: recordedAt.toISOString() };
+  const encoded: Record<string, unknown> = { ...metadata };
+  if (recordedAt !== undefined) {
+    if (!(recordedAt instanceof Date) || Number.isNaN(recordedAt.getTime())) throw new RangeError('recordedAt is an invalid Date');
+    encoded[RECORDED_AT_KEY] = recordedAt.toISOString();
+  }
+  if (tags !== undefined && tags.tags.length > 0) encoded[TAGS_KEY] = { version: tags.version, tags: tags.tags };
+  return encoded;
 };
 
-/** The port's metadata and the effective recordedAt (imported, else the server's `created`). */
-export const decodeMetadata = (raw: unknown, created: Date): { metadata: EventMetadata; recordedAt: Date } => {
+/** The port's metadata, the effective recordedAt (imported, else the server's `created`) and the stored tags. */
+export const decodeMetadata = (raw: unknown, created: Date): { metadata: EventMetadata; recordedAt: Date; tags: StoredTags | undefined } => {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw) || raw instanceof Uint8Array) {
-    return { metadata: {}, recordedAt: created };
+    return { metadata: {}, recordedAt: created, tags: undefined };
   }
-  const { [RECORDED_AT_KEY]: imported, ...metadata } = raw as Record<string, unknown>;
+  const { [RECORDED_AT_KEY]: imported, [TAGS_KEY]: stored, ...metadata } = raw as Record<string, unknown>;
   const time = typeof imported === 'string' ? new Date(imported) : undefined;
-  return { metadata, recordedAt: time !== undefined && !Number.isNaN(time.getTime()) ? time : created };
+  return { metadata, recordedAt: time !== undefined && !Number.isNaN(time.getTime()) ? time : created, tags: storedTags(stored) };
 };
+
+const storedTags = (value: unknown): StoredTags | undefined => {
+  const candidate = value as { version?: unknown; tags?: unknown } | null | undefined;
+  if (typeof candidate?.version !== 'string' || !Array.isArray(candidate.tags) || !candidate.tags.every((tag) => typeof tag === 'string')) return undefined;
+  return { version: candidate.version, tags: candidate.tags as string[] };
+};
+
+/**
+ * The tags of an event for the current tagger: those stored with it when the same tagger version
+ * derived them, else derived now (the history cannot be rewritten: ESDB derives on read what the
+ * other stores derive again when the version changes). No tagger, no tags.
+ */
+export const currentTags = (tagger: EventTagger | undefined, stored: StoredTags | undefined, event: RecordedEvent): readonly string[] => {
+  if (tagger === undefined) return [];
+  if (stored !== undefined && stored.version === tagger.version) return stored.tags;
+  return tagsOf(tagger, { streamName: event.streamName, type: event.type, data: event.data });
+};
+
+/** The size a page or batch counts for an event: its data and metadata as JSON text, UTF-8 bytes. */
+export const eventBytes = (event: RecordedEvent): number =>
+  Buffer.byteLength(JSON.stringify(event.data ?? null), 'utf8') + Buffer.byteLength(JSON.stringify(event.metadata), 'utf8');
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -245,3 +293,6 @@ export const toRecordedEvent = (names: StreamNames, event: EsdbRecordedEvent, or
     recordedAt,
   };
 };
+
+/** The tags stored with an ESDB event (undefined when it has none). */
+export const storedTagsOf = (event: EsdbRecordedEvent): StoredTags | undefined => decodeMetadata(event.metadata, event.created).tags;

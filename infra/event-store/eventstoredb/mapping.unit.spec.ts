@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
   RECORDED_AT_KEY,
+  TAGS_KEY,
+  currentTags,
   decodeMetadata,
+  eventBytes,
   encodeMetadata,
   escapeRegex,
   isDataEvent,
@@ -246,5 +249,43 @@ describe('EventStoreDB mapping: recorded events', () => {
     expect(() => toRecordedEvent(names, raw({ position: undefined }), 0n)).toThrow(/22\.6/);
     // servers without a position for an event send ulong.MaxValue
     expect(() => toRecordedEvent(names, raw({ position: { commit: 2n ** 64n - 1n, prepare: 2n ** 64n - 1n } }), 0n)).toThrow(/22\.6/);
+  });
+});
+
+describe('EventStoreDB mapping: tags and sizes', () => {
+  const created = new Date('2025-01-02T03:04:05.678Z');
+  const tagger = (version: string) => ({ version, tagsOf: (event: { data: unknown }) => [`app:${(event.data as { app: string }).app}`] });
+  const recorded = { id: 'e', type: 'T', data: { app: 'x' }, metadata: {}, streamName: 'a-1', streamVersion: 1n, globalPosition: 1n, recordedAt: created };
+
+  it('carries the tags and their tagger version in the metadata, strips them on read, and refuses the reserved key', () => {
+    const stored = encodeMetadata({ actor: 'cli' }, undefined, { version: '3', tags: ['app:x'] });
+    expect(stored).toEqual({ actor: 'cli', [TAGS_KEY]: { version: '3', tags: ['app:x'] } });
+    expect(decodeMetadata(stored, created)).toEqual({ metadata: { actor: 'cli' }, recordedAt: created, tags: { version: '3', tags: ['app:x'] } });
+    expect(encodeMetadata({}, undefined, { version: '3', tags: [] })).toEqual({});
+    expect(decodeMetadata({ [TAGS_KEY]: { version: 3, tags: 'x' } }, created)).toEqual({ metadata: {}, recordedAt: created, tags: undefined });
+    expect(() => encodeMetadata({ [TAGS_KEY]: [] }, undefined)).toThrow(RangeError);
+  });
+
+  it('uses the stored tags of the same tagger version, derives them for another, and has none without a tagger', () => {
+    expect(currentTags(tagger('3'), { version: '3', tags: ['stored'] }, recorded)).toEqual(['stored']);
+    expect(currentTags(tagger('4'), { version: '3', tags: ['stored'] }, recorded)).toEqual(['app:x']);
+    expect(currentTags(tagger('4'), undefined, recorded)).toEqual(['app:x']);
+    expect(currentTags(undefined, { version: '3', tags: ['stored'] }, recorded)).toEqual([]);
+  });
+
+  it('filters by tags on the client: any of them; an empty list matches nothing', () => {
+    const tags = () => ['app:x', 'app:y'];
+    expect(matchesFilter({ tags: ['app:y', 'app:z'] }, recorded, tags)).toBe(true);
+    expect(matchesFilter({ tags: ['app:z'] }, recorded, tags)).toBe(false);
+    expect(matchesFilter({ tags: ['app:x'], types: ['Other'] }, recorded, tags)).toBe(false);
+    expect(matchesFilter({ tags: ['app:x'] }, recorded)).toBe(false);
+    expect(matchesNothing({ tags: [] })).toBe(true);
+    let asked = 0;
+    expect(matchesFilter({ types: ['T'] }, recorded, () => (asked++, []))).toBe(true);
+    expect(asked).toBe(0);
+  });
+
+  it('counts an event as the UTF-8 bytes of its data and metadata as JSON', () => {
+    expect(eventBytes({ ...recorded, data: { s: 'é' }, metadata: { a: 1 } })).toBe('{"s":"é"}'.length + 1 + '{"a":1}'.length);
   });
 });

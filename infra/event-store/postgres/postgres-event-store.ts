@@ -1,17 +1,29 @@
 import pg from 'pg';
 import {
   readAllLimit,
+  readAllMaxBytes,
   categoryOf,
+  DataKeyGoneError,
   EventStoreUnavailableError,
   ExpectedVersionConflictError,
   type EventFilter,
   type EventStore,
+  type EventTagger,
   type ExpectedVersion,
   type RecordedEvent,
   newEventId,
 } from '../port.ts';
-import { createAsyncCatchUpSubscription, type AsyncCatchUpSubscription } from '../catch-up-subscription.ts';
-import { MIGRATION_LOCK_CLASS, readAllSql, schemaSql, statements, type EventRow, type ListShape, type ReadAllShape } from './schema.ts';
+import { checkedVault, checkKeyChanges } from '../data-keys.ts';
+import { createSubscriptionRegistry } from '../subscription-registry.ts';
+import { tagsOf, validTagger } from '../tags.ts';
+import { distinctTags, epochMs, filterMatchesNothing, positiveMs, validFilter } from '../validation.ts';
+import { isUniqueViolation, keyGoneError, toStoreError } from './errors.ts';
+import { createPostgresKeys, isDuplicateKey, keyChangesJson } from './key-vault.ts';
+import { readAllSql, type ListShape, type ReadAllShape } from './read-sql.ts';
+import { bringTagsToVersion } from './retag.ts';
+import { MIGRATION_LOCK_CLASS, schemaSql, statements, type EventRow } from './schema.ts';
+
+export { createPostgresKeyVault, type PostgresKeyVaultOptions } from './key-vault.ts';
 
 export interface PostgresEventStoreOptions {
   readonly connectionString: string;
@@ -23,14 +35,17 @@ export interface PostgresEventStoreOptions {
   readonly poolSize?: number;
   /** How long to wait for a connection before failing with EventStoreUnavailableError. Default 5000. */
   readonly connectionTimeoutMs?: number;
+  /** Derives the tags of appended events (EventFilter.tags). Without one, no tags are written. */
+  readonly tagger?: EventTagger;
 }
 
 /**
  * The event store on PostgreSQL (>= 13: xid8), shareable by any number of processes.
  *
  * - An append is one call of the `append_events` function (one round trip, one transaction):
- *   per-stream advisory lock, version check, inserts, stream version update. See schema.ts for
- *   how positions stay gap-free for readers (transaction ids below the snapshot's xmin).
+ *   per-stream advisory lock, version check, inserts, tags, key changes, stream version update.
+ *   See append-function.ts for how positions stay gap-free for readers (transaction ids below the
+ *   snapshot's xmin).
  * - readAll and subscriptions only return events of transactions below the current snapshot's
  *   xmin, in position order: a position read from them is a safe checkpoint. The price: an
  *   event becomes readable only once every transaction (in the whole cluster) that started writing
@@ -39,16 +54,17 @@ export interface PostgresEventStoreOptions {
  * - catchUp waits for everything committed before the call (the plain max position), so it also
  *   waits for older transactions still open.
  * - Subscriptions poll every `pollIntervalMs` (timer unref'd) and are woken after own appends.
+ * - `data` and `metadata` are JSON columns (text as given, checked for syntax only): any JSON text
+ *   JavaScript produces is kept, `\u0000` and unpaired surrogates included.
  * - Connection failures, timeouts, server shutdown/cancel and resource errors reject with
  *   EventStoreUnavailableError. A duplicate event id rejects with a plain Error.
- * - The schema is migrated in the background at creation (under an advisory lock) and every
- *   method waits for it; a failed migration is retried by the next call.
+ * - The schema is migrated, then the tags brought to the tagger's version (retag.ts), in the
+ *   background at creation (under advisory locks), and every method waits for it; a failure is
+ *   retried by the next call.
  */
 export function createPostgresEventStore(options: PostgresEventStoreOptions): EventStore {
-  const pollIntervalMs = options.pollIntervalMs ?? 25;
-  if (!Number.isSafeInteger(pollIntervalMs) || pollIntervalMs < 1) {
-    throw new RangeError(`pollIntervalMs must be a positive integer, got ${pollIntervalMs}`);
-  }
+  const pollIntervalMs = positiveMs(options.pollIntervalMs ?? 25, 'pollIntervalMs');
+  const tagger = validTagger(options.tagger);
   const schema = options.schema ?? 'relay';
   const sql = statements(schema); // validates the schema name
   const pool = new pg.Pool({
@@ -62,18 +78,18 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
 
   let closed = false;
   let closing: Promise<void> | undefined;
-  const subscriptions = new Set<AsyncCatchUpSubscription>();
-  let poller: NodeJS.Timeout | undefined;
-  let polling = false;
   const readAllTexts = new Map<string, string>();
 
-  let migration: Promise<void> | undefined;
+  let preparation: Promise<void> | undefined;
   const ready = (): Promise<void> => {
-    migration ??= migrate(pool, schema).catch((error: unknown) => {
-      migration = undefined; // retried by the next call
+    preparation ??= (async () => {
+      await migrate(pool, schema);
+      if (tagger !== undefined) await bringTagsToVersion(pool, schema, tagger);
+    })().catch((error: unknown) => {
+      preparation = undefined; // retried by the next call
       throw toStoreError(error);
     });
-    return migration;
+    return preparation;
   };
   ready().catch(() => undefined); // start now; failures surface (and retry) on use
 
@@ -93,57 +109,52 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
   const query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
     run(() => pool.query<R>(text, values)).then((result) => result.rows);
 
-  const readEvents = async (after: bigint, limit: number, filter: EventFilter | undefined) => {
+  type PageRow = { safe_head: string; fits: boolean | null } & Partial<EventRow>;
+
+  const readPage = async (after: bigint, limit: number, maxBytes: number, filter: EventFilter | undefined) => {
+    // No tagger, no tags: a tags filter matches nothing (as an empty list does).
+    const nothing = limit === 0 || filterMatchesNothing(filter) || (filter?.tags !== undefined && tagger === undefined);
     const shape: ReadAllShape = {
       categories: listShape(filter?.categories),
       streams: listShape(filter?.streams),
       types: listShape(filter?.types),
       since: filter?.since !== undefined,
       until: filter?.until !== undefined,
+      tags: filter?.tags !== undefined,
     };
     const key = JSON.stringify(shape);
     let text = readAllTexts.get(key);
     if (text === undefined) readAllTexts.set(key, (text = readAllSql(schema, shape)));
-    const values: unknown[] = [String(after), limit];
+    const values: unknown[] = [String(after), nothing ? 0 : limit, maxBytes];
     for (const list of [filter?.categories, filter?.streams, filter?.types]) {
       if (list !== undefined) values.push(list.length === 1 ? list[0] : [...list]);
     }
-    if (filter?.since !== undefined) values.push(validDate(filter.since, 'since'));
-    if (filter?.until !== undefined) values.push(validDate(filter.until, 'until'));
-    const rows = await query<{ safe_head: string } & Partial<EventRow>>(text, values);
-    return {
-      head: BigInt(rows[0]?.safe_head ?? '0'),
-      events: rows.filter((row): row is { safe_head: string } & EventRow => row.global_position != null).map(toRecordedEvent),
-    };
+    if (filter?.since !== undefined) values.push(new Date(epochMs(filter.since, 'filter.since')));
+    if (filter?.until !== undefined) values.push(new Date(epochMs(filter.until, 'filter.until')));
+    if (filter?.tags !== undefined) values.push(distinctTags(filter.tags));
+    const rows = await query<PageRow>(text, values);
+    const fitting = rows.filter((row): row is PageRow & EventRow => row.global_position != null && row.fits === true);
+    const events = fitting.map(toRecordedEvent);
+    const cut = fitting.length < rows.filter((row) => row.global_position != null).length || (!nothing && events.length === limit);
+    return { head: BigInt(rows[0]?.safe_head ?? '0'), events, cut };
   };
 
   const safeHead = async (): Promise<bigint> => BigInt((await query<{ head: string }>(sql.safeHead))[0]!.head);
 
-  const wakeSubscriptions = async (): Promise<void> => {
-    if (polling || closed || subscriptions.size === 0) return;
-    polling = true;
-    try {
-      const head = await safeHead();
-      for (const subscription of subscriptions) subscription.wake(head);
-    } catch {
-      // e.g. the server is briefly unreachable: the next poll retries
-    } finally {
-      polling = false;
-    }
-  };
+  const registry = createSubscriptionRegistry({
+    pollIntervalMs,
+    head: safeHead,
+    source: {
+      committedHead: async () => BigInt((await query<{ head: string }>(sql.committedHead))[0]!.head),
+      read: async (after, limit, maxBytes, filter) => {
+        const { head, events, cut } = await readPage(after, limit, maxBytes, filter);
+        if (cut) return { events, scanned: events.at(-1)?.globalPosition ?? after, more: true };
+        return { events, scanned: head > after ? head : after, more: false };
+      },
+    },
+  });
 
-  const unregister = (subscription: AsyncCatchUpSubscription): void => {
-    subscriptions.delete(subscription);
-    if (subscriptions.size === 0 && poller !== undefined) {
-      clearInterval(poller);
-      poller = undefined;
-    }
-  };
-
-  const source = {
-    committedHead: async () => BigInt((await query<{ head: string }>(sql.committedHead))[0]!.head),
-    read: readEvents,
-  };
+  const keys = createPostgresKeys(query, schema);
 
   return {
     kind: 'postgres',
@@ -155,24 +166,48 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
 
     async appendToStream(streamName, events, appendOptions) {
       const expected = appendOptions?.expectedVersion ?? 'any';
-      const payload = JSON.stringify(
-        events.map((event) => ({
-          id: event.id ?? newEventId(),
-          type: event.type,
-          data: event.data ?? null,
-          metadata: event.metadata ?? {},
-          ...(event.recordedAt === undefined ? {} : { recordedAt: isoTime(event.recordedAt) }),
-        })),
-      );
-      let row: { ok: boolean; version: string; last_position: string };
+      const keyChanges = checkKeyChanges(appendOptions?.keys);
+      const ids: string[] = [];
+      const types: string[] = [];
+      const data: string[] = [];
+      const metadata: string[] = [];
+      const recordedAt: (string | null)[] = [];
+      const tagIndex: number[] = [];
+      const tags: string[] = [];
+      events.forEach((event, i) => {
+        ids.push(event.id ?? newEventId());
+        types.push(event.type);
+        data.push(JSON.stringify(event.data ?? null));
+        metadata.push(JSON.stringify(event.metadata ?? {}));
+        recordedAt.push(event.recordedAt === undefined ? null : isoTime(event.recordedAt));
+        for (const tag of tagsOf(tagger, { streamName, type: event.type, data: event.data ?? null })) {
+          tagIndex.push(i + 1);
+          tags.push(tag);
+        }
+      });
+      const values = [
+        streamName,
+        categoryOf(streamName),
+        expectedCode(expected),
+        ids,
+        types,
+        data,
+        metadata,
+        recordedAt,
+        tagIndex,
+        tags,
+        keyChanges === undefined ? null : keyChangesJson(keyChanges),
+      ];
+      let row: { ok: boolean; version: string; last_position: string; gone: string[] | null };
       try {
-        [row] = (await query<typeof row>(sql.append, [streamName, categoryOf(streamName), expectedCode(expected), payload])) as [
-          typeof row,
-        ];
+        [row] = (await query<typeof row>(sql.append, values)) as [typeof row];
       } catch (error) {
         if (isUniqueViolation(error, 'events_event_id_key')) {
           throw new Error(`Appending to ${streamName}: an event with the same id already exists`, { cause: error });
         }
+        if (isDuplicateKey(error)) throw new Error(`Appending to ${streamName}: a data key with the same id already exists`, { cause: error });
+        const gone = keyGoneError(error);
+        if (gone !== undefined) throw gone;
         if (isUniqueViolation(error, 'events_stream_version_key')) {
           // Only a writer bypassing append_events can cause this: report it as the conflict it is.
           const [current] = await query<{ version: string }>(sql.streamVersion, [streamName]);
@@ -181,22 +216,23 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
         throw error;
       }
       const version = BigInt(row.version);
+      if (row.gone != null) throw new DataKeyGoneError(row.gone);
       if (!row.ok) throw new ExpectedVersionConflictError(streamName, expected, version);
-      if (events.length > 0 && subscriptions.size > 0) setImmediate(() => void wakeSubscriptions());
+      if (events.length > 0) registry.wakeSoon();
       return { nextVersion: version, lastPosition: BigInt(row.last_position) };
     },
 
     async readAll(readOptions) {
       const limit = readAllLimit(readOptions);
-      return (await readEvents(readOptions?.after ?? 0n, limit, readOptions?.filter)).events;
+      const maxBytes = readAllMaxBytes(readOptions);
+      const filter = validFilter(readOptions?.filter);
+      return (await readPage(readOptions?.after ?? 0n, limit, maxBytes, filter)).events;
     },
 
     subscribe(subscribeOptions) {
       if (closed) throw unavailable();
-      const subscription = createAsyncCatchUpSubscription(source, subscribeOptions, unregister);
-      subscriptions.add(subscription);
-      poller ??= setInterval(() => void wakeSubscriptions(), pollIntervalMs).unref();
-      return subscription;
+      validFilter(subscribeOptions.filter);
+      return registry.subscribe(subscribeOptions);
     },
 
     headPosition: safeHead,
@@ -219,12 +255,15 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
       await run(() => pool.query('SELECT 1'));
     },
 
+    keys: checkedVault(keys, () => {
+      if (closed) throw unavailable();
+    }),
+
     close() {
       closing ??= (async () => {
         closed = true;
-        await Promise.all([...subscriptions].map((subscription) => subscription.stop()));
-        if (poller !== undefined) clearInterval(poller);
-        await migration?.catch(() => undefined);
+        await registry.stopAll();
+        await preparation?.catch(() => undefined);
         try {
           await pool.end();
         } catch (error) {
@@ -279,39 +318,4 @@ const toRecordedEvent = (row: EventRow): RecordedEvent => ({
 const listShape = (list: readonly string[] | undefined): ListShape =>
   list === undefined ? 'none' : list.length === 1 ? 'one' : 'many';
 
-const validDate = (date: Date, name: string): Date => {
-  if (Number.isNaN(date.getTime())) throw new RangeError(`filter.${name} is an invalid Date`);
-  return date;
-};
-
-const sqlStateOf = (error: unknown): string | undefined => {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
-};
-
-const isUniqueViolation = (error: unknown, constraint: string): boolean =>
-  sqlStateOf(error) === '23505' && (error as { constraint?: unknown }).constraint === constraint;
-
-/** SQLSTATE classes meaning "the store cannot serve now": connection, resources, shutdown/cancel, system. */
-const unavailableClasses = new Set(['08', '53', '57', '58', 'XX', '40']);
-
-/**
- * Connection-level failures (no SQLSTATE: refused, reset, terminated, connect timeout, pool
- * ended) and unavailable SQLSTATE classes become EventStoreUnavailableError; statement errors
- * (constraints, bad data) and our own errors pass unchanged.
- */
-const toStoreError = (error: unknown): unknown => {
-  if (error instanceof EventStoreUnavailableError || error instanceof ExpectedVersionConflictError) return error;
-  if (error instanceof RangeError || error instanceof TypeError) return error;
-  const state = sqlStateOf(error);
-  if (state !== undefined && !unavailableClasses.has(state.slice(0, 2)) && state !== '55P03') return error;
-  if (!(error instanceof Error)) return error;
-  return new EventStoreUnavailableError(`PostgreSQL event store failure${state ? ` (${state})` : ''}: ${error.message}`, {
-    cause: error,
-  });
-};
-
-const isoTime = (date: Date): string => {
-  if (Number.isNaN(date.getTime())) throw new RangeError('recordedAt is an invalid Date');
-  return date.toISOString();
-};
+const isoTime = (date: Date): string => new Date(epochMs(date, 'recordedAt')).toISOString();

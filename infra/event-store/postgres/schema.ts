@@ -1,29 +1,67 @@
 /**
- * SQL of the PostgreSQL event store. Every statement is built for one schema (quoted identifier),
- * so that several stores (tests, tenants) can live in one database.
+ * Tables of the PostgreSQL event store, and their migration. Every statement is built for one
+ * schema (quoted identifier), so that several stores (tests, tenants) can live in one database.
  *
  * Advisory locks used (the two-int form and the bigint form are separate lock spaces):
  * - (MIGRATION_LOCK_CLASS, hashtext(schema)), transaction level: serialises migrations.
  * - (POSITION_LOCK_CLASS, hashtext(schema)), session level, held only around the INSERT of an
- *   append: see `appendFunctionSql` for why.
+ *   append: see append-function.ts for why.
+ * - (TAG_LOCK_CLASS, hashtext(schema)), session level, held while tags are derived again
+ *   (retag.ts): one process derives, the others wait for it and find the work done.
  * - bigint (hashtext(schema) << 32 | hashtext(stream)), transaction level: serialises appends to
  *   one stream (a hash collision only serialises two unrelated streams).
  */
+import { appendFunctionSql, applyKeyChangesFunctionSql } from './append-function.ts';
+import { literal, quoteSchema } from './identifiers.ts';
 
-export const MIGRATION_LOCK_CLASS = 724_001;
-export const POSITION_LOCK_CLASS = 724_002;
+export { MIGRATION_LOCK_CLASS, POSITION_LOCK_CLASS, TAG_LOCK_CLASS, quoteSchema } from './identifiers.ts';
 
-const identifier = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+/**
+ * The data keys: their counters and state in `data_keys`, their material in `data_key_material`,
+ * written once and deleted once. Releases update `data_keys` many times; each update leaves a dead
+ * copy of the row until vacuumed, and those copies hold no key material. Both tables are vacuumed
+ * as soon as they hold a dead row (scale factor and threshold 0, no cost delay): see
+ * docs/durability.md for what remains of a destroyed key, where, and for how long.
+ * Ids sort bytewise ("C"), as SQLite's do, so that `list` pages the same way on both.
+ */
+export const keysSchemaSql = (schema: string): string => {
+  const s = quoteSchema(schema);
+  const vacuumAtOnce = 'autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 0, autovacuum_vacuum_cost_delay = 0';
+  return `
+  CREATE SCHEMA IF NOT EXISTS ${s};
 
-/** Validates and double-quotes a schema name (letters, digits, underscores; at most 63 chars). */
-export const quoteSchema = (schema: string): string => {
-  if (!identifier.test(schema)) throw new RangeError(`Invalid PostgreSQL schema name ${JSON.stringify(schema)}`);
-  return `"${schema}"`;
+  CREATE TABLE IF NOT EXISTS ${s}.data_keys (
+    id            TEXT COLLATE "C" PRIMARY KEY,
+    created_seq   BIGINT      GENERATED ALWAYS AS IDENTITY,
+    scope         TEXT        NOT NULL,
+    subject       TEXT        NOT NULL,
+    uses          INTEGER     NOT NULL,
+    uses_left     INTEGER     NOT NULL,
+    expires_at    TIMESTAMPTZ NOT NULL,
+    scope_retired BOOLEAN     NOT NULL DEFAULT false
+  ) WITH (${vacuumAtOnce});
+  CREATE INDEX IF NOT EXISTS data_keys_scope ON ${s}.data_keys (scope);
+  CREATE INDEX IF NOT EXISTS data_keys_expires_at ON ${s}.data_keys (expires_at);
+  CREATE INDEX IF NOT EXISTS data_keys_used ON ${s}.data_keys (created_seq) WHERE uses_left <= 0;
+  CREATE INDEX IF NOT EXISTS data_keys_scope_retired ON ${s}.data_keys (created_seq) WHERE scope_retired;
+
+  CREATE TABLE IF NOT EXISTS ${s}.data_key_material (
+    id      TEXT COLLATE "C" PRIMARY KEY,
+    wrapped TEXT NOT NULL
+  ) WITH (${vacuumAtOnce});
+
+  ${applyKeyChangesFunctionSql(schema)}
+`;
 };
 
-const literal = (text: string): string => `'${text.replaceAll("'", "''")}'`;
-
-/** Idempotent DDL; run inside a transaction holding the migration lock. */
+/**
+ * Idempotent DDL of the whole store; run inside a transaction holding the migration lock.
+ *
+ * Migrations of schemas made by earlier versions: `data` and `metadata` were JSONB, which refuses
+ * strings holding U+0000 or an unpaired surrogate (`\\ud800`) that JSON texts from JavaScript can
+ * hold and SQLite keeps; they become JSON (text, checked only for syntax) with their rows (a rewrite
+ * of the table, once). The append function of the old signature is dropped.
+ */
 export const schemaSql = (schema: string): string => {
   const s = quoteSchema(schema);
   return `
@@ -37,14 +75,25 @@ export const schemaSql = (schema: string): string => {
     category        TEXT        NOT NULL,
     stream_version  BIGINT      NOT NULL,
     type            TEXT        NOT NULL,
-    data            JSONB       NOT NULL,
-    metadata        JSONB       NOT NULL,
+    data            JSON        NOT NULL,
+    metadata        JSON        NOT NULL,
     recorded_at     TIMESTAMPTZ NOT NULL DEFAULT date_trunc('milliseconds', now()),
     CONSTRAINT events_stream_version_key UNIQUE (stream_name, stream_version)
   );
   CREATE INDEX IF NOT EXISTS events_category_position ON ${s}.events (category, global_position);
   CREATE INDEX IF NOT EXISTS events_type_position ON ${s}.events (type, global_position);
   CREATE INDEX IF NOT EXISTS events_recorded_at ON ${s}.events (recorded_at);
+
+  DO $migrate$
+  BEGIN
+    IF (SELECT a.atttypid FROM pg_attribute a
+         WHERE a.attrelid = ${literal(`${s}.events`)}::regclass AND a.attname = 'data') = 'jsonb'::regtype THEN
+      ALTER TABLE ${s}.events ALTER COLUMN data TYPE JSON USING data::json,
+                              ALTER COLUMN metadata TYPE JSON USING metadata::json;
+    END IF;
+  END
+  $migrate$;
+  DROP FUNCTION IF EXISTS ${s}.append_events(text, text, bigint, jsonb);
 
   CREATE TABLE IF NOT EXISTS ${s}.streams (
     stream_name TEXT   PRIMARY KEY,
@@ -56,90 +105,28 @@ export const schemaSql = (schema: string): string => {
     position BIGINT NOT NULL
   );
 
-  ${appendFunctionSql(schema)}
-`;
-};
+  -- Tags of events (EventTagger), beside the history: one range of the primary key per tag.
+  CREATE TABLE IF NOT EXISTS ${s}.event_tags (
+    tag             TEXT COLLATE "C" NOT NULL,
+    global_position BIGINT NOT NULL,
+    PRIMARY KEY (tag, global_position)
+  );
 
-/**
- * `append_events(stream, category, expected, events jsonb)`: the whole append in one round trip
- * (and one implicit transaction when called outside BEGIN). `expected`: -1 any, -2 stream_exists,
- * otherwise the exact version (0 = no stream). Returns (ok, version, last_position): on a version
- * mismatch ok is false, version is the actual version and nothing is written.
- *
- * THE GAP PROBLEM. Identity values are taken before commit, so a transaction can commit position
- * 7 while position 6 is still in flight; a reader following positions would skip 6. Readers
- * therefore only see events whose transaction_id < pg_snapshot_xmin(pg_current_snapshot()): every
- * transaction below xmin has ended, so that set of events is final. That alone is NOT enough for
- * position-ordered reading: transaction A may get its xid before B but its positions after B's,
- * then A commits while B is still open, and A's event is "below xmin" while B's lower position
- * is not yet visible. So the append makes xid order and position order agree: the transaction
- * id is assigned and the positions are drawn inside one critical section (the session-level
- * POSITION lock, held only for the INSERT, not until commit, so commits still run in parallel).
- * Hence for appends A, B: xid(A) < xid(B) implies every position of A < every position of B, and
- * when the event at position P has xid < xmin, every lower position belongs to a transaction
- * below xmin too: it is visible (committed) or gone (rolled back). Nothing below P can appear
- * later. Writers that bypass this function must follow the same protocol (lock, assign the xid,
- * insert, unlock, before any other write in their transaction).
- *
- * The stream lock is taken first, and the stream version read after it in a statement of its own
- * (READ COMMITTED: a fresh snapshot that sees the previous holder's commit). The transaction has
- * written nothing before the POSITION lock, so its xid is assigned inside it.
- */
-export const appendFunctionSql = (schema: string): string => {
-  const s = quoteSchema(schema);
-  const schemaHash = `hashtext(${literal(schema)})`;
-  return `
-  CREATE OR REPLACE FUNCTION ${s}.append_events(p_stream text, p_category text, p_expected bigint, p_events jsonb)
-  RETURNS TABLE (ok boolean, version bigint, last_position bigint)
-  LANGUAGE plpgsql VOLATILE AS $fn$
-  #variable_conflict use_column
-  DECLARE
-    v_current bigint;
-    v_count bigint := jsonb_array_length(p_events);
-    v_last bigint;
-  BEGIN
-    PERFORM pg_advisory_xact_lock((${schemaHash}::bigint << 32) | (hashtext(p_stream)::bigint & 4294967295));
-    SELECT st.version INTO v_current FROM ${s}.streams st WHERE st.stream_name = p_stream;
-    v_current := coalesce(v_current, 0);
-    IF NOT (p_expected = -1 OR (p_expected = -2 AND v_current > 0) OR p_expected = v_current) THEN
-      RETURN QUERY SELECT false, v_current, 0::bigint;
-      RETURN;
-    END IF;
-    IF v_count = 0 THEN
-      SELECT e.global_position INTO v_last FROM ${s}.events e
-       WHERE e.stream_name = p_stream AND e.stream_version = v_current;
-      RETURN QUERY SELECT true, v_current, coalesce(v_last, 0);
-      RETURN;
-    END IF;
-    PERFORM pg_advisory_lock(${POSITION_LOCK_CLASS}, ${schemaHash});
-    BEGIN
-      PERFORM pg_current_xact_id();
-      WITH inserted AS (
-        INSERT INTO ${s}.events (event_id, stream_name, category, stream_version, type, data, metadata, recorded_at)
-        SELECT x.value->>'id', p_stream, p_category, v_current + x.ordinality, x.value->>'type',
-               x.value->'data', x.value->'metadata',
-               coalesce((x.value->>'recordedAt')::timestamptz, date_trunc('milliseconds', now()))
-          FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x
-         ORDER BY x.ordinality
-        RETURNING global_position
-      )
-      SELECT max(inserted.global_position) INTO v_last FROM inserted;
-    EXCEPTION WHEN OTHERS OR query_canceled THEN
-      PERFORM pg_advisory_unlock(${POSITION_LOCK_CLASS}, ${schemaHash});
-      RAISE;
-    END;
-    PERFORM pg_advisory_unlock(${POSITION_LOCK_CLASS}, ${schemaHash});
-    INSERT INTO ${s}.streams AS st (stream_name, version) VALUES (p_stream, v_current + v_count)
-      ON CONFLICT (stream_name) DO UPDATE SET version = excluded.version;
-    RETURN QUERY SELECT true, v_current + v_count, v_last;
-  END
-  $fn$;
+  -- What the store records about itself (the tagger version its tags were derived with).
+  CREATE TABLE IF NOT EXISTS ${s}.store_meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  );
+
+  ${keysSchemaSql(schema)}
+
+  ${appendFunctionSql(schema)}
 `;
 };
 
 const eventColumns = 'e.global_position, e.event_id, e.stream_name, e.stream_version, e.type, e.data, e.metadata, e.recorded_at';
 
-/** One row of `events` as node-postgres returns it (BIGINT as string, JSONB parsed). */
+/** One row of `events` as node-postgres returns it (BIGINT as string, JSON parsed). */
 export interface EventRow {
   global_position: string;
   event_id: string;
@@ -152,14 +139,14 @@ export interface EventRow {
 }
 
 /** The highest position of a transaction below the snapshot's xmin: the gap-free ("safe") head. */
-const safeHeadSql = (s: string) =>
+export const safeHeadSql = (s: string) =>
   `coalesce((SELECT max(h.global_position) FROM ${s}.events h
               WHERE h.transaction_id < pg_snapshot_xmin(pg_current_snapshot())), 0)`;
 
 export const statements = (schema: string) => {
   const s = quoteSchema(schema);
   return {
-    append: `SELECT ok, version, last_position FROM ${s}.append_events($1, $2, $3, $4::jsonb)`,
+    append: `SELECT ok, version, last_position, gone FROM ${s}.append_events($1, $2, $3, $4::text[], $5::text[], $6::json[], $7::json[], $8::timestamptz[], $9::int[], $10::text[], $11::json)`,
     streamVersion: `SELECT version FROM ${s}.streams WHERE stream_name = $1`,
     readStream: `SELECT ${eventColumns} FROM ${s}.events e WHERE e.stream_name = $1 ORDER BY e.stream_version`,
     safeHead: `SELECT ${safeHeadSql(s)} AS head`,
@@ -171,52 +158,4 @@ export const statements = (schema: string) => {
   } as const;
 };
 
-export type ListShape = 'none' | 'one' | 'many';
-
-/** Which optional filter criteria a read has. */
-export interface ReadAllShape {
-  /** 'one' is bound as a scalar, so the (category|type, global_position) indexes give the order. */
-  readonly categories: ListShape;
-  readonly streams: ListShape;
-  readonly types: ListShape;
-  readonly since: boolean;
-  readonly until: boolean;
-}
-
-/**
- * The safe head and up to $2 matching events after $1 and at or below it, in one statement (one
- * snapshot): `head` is how far the log has been scanned when fewer than $2 events come back.
- * Parameters: after, limit, then categories, streams, types (text, or text[] for 'many'), since,
- * until, as present.
- * Returns one row with null event columns when nothing matches.
- */
-export const readAllSql = (schema: string, shape: ReadAllShape): string => {
-  const s = quoteSchema(schema);
-  let index = 2;
-  const next = () => `$${++index}`;
-  const list = (column: string, shape: ListShape) =>
-    shape === 'none' ? undefined : shape === 'one' ? `${column} = ${next()}` : `${column} = ANY(${next()}::text[])`;
-  const where = [
-    'e.global_position > $1',
-    // Implies global_position <= head (head is the max position below xmin). Not written as a
-    // range on global_position: the planner cannot estimate it and then sorts the whole tail.
-    'e.transaction_id < b.xmin',
-    list('e.category', shape.categories),
-    list('e.stream_name', shape.streams),
-    list('e.type', shape.types),
-    shape.since ? `e.recorded_at >= ${next()}` : undefined,
-    shape.until ? `e.recorded_at < ${next()}` : undefined,
-  ].filter((clause): clause is string => clause !== undefined);
-  return `
-    WITH b AS MATERIALIZED (
-      SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin, ${safeHeadSql(s)} AS head
-    )
-    SELECT b.head AS safe_head, r.*
-      FROM b LEFT JOIN LATERAL (
-        SELECT ${eventColumns} FROM ${s}.events e
-         WHERE ${where.join(' AND ')}
-         ORDER BY e.global_position
-         LIMIT $2
-      ) r ON true
-     ORDER BY r.global_position`;
-};
+export { eventColumns };

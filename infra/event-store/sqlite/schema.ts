@@ -1,10 +1,14 @@
 /**
  * SQL of the SQLite event store: schema and the fixed statements. Filtered reads of the whole log
- * are composed by `readAllSql` because their shape depends on the filter.
+ * are composed by `readAllSql` and `tagPositionsSql` because their shape depends on the filter.
  */
 
-/** Bumped (with a migration) whenever the schema below changes. Stored in `PRAGMA user_version`. */
-export const SCHEMA_VERSION = 1;
+/**
+ * Bumped (with a migration) whenever the schema below changes. Stored in `PRAGMA user_version`.
+ * Every statement is idempotent, so the same text migrates any older version: 1 → 2 adds the tag
+ * index, the store's metadata and the data keys; 2 → 3 drops the index on recorded_at (below).
+ */
+export const SCHEMA_VERSION = 3;
 
 export const schemaSql = `
   CREATE TABLE IF NOT EXISTS events (
@@ -21,7 +25,9 @@ export const schemaSql = `
   );
   CREATE INDEX IF NOT EXISTS events_category_position ON events (category, global_position);
   CREATE INDEX IF NOT EXISTS events_type_position ON events (type, global_position);
-  CREATE INDEX IF NOT EXISTS events_recorded_at ON events (recorded_at);
+  -- No index on recorded_at: it cost a B-tree write on every append, for the time filters of
+  -- \`relay events --since/--until\` alone, which scan in position order instead.
+  DROP INDEX IF EXISTS events_recorded_at;
 
   CREATE TABLE IF NOT EXISTS streams (
     stream_name TEXT    PRIMARY KEY,
@@ -32,6 +38,38 @@ export const schemaSql = `
     name     TEXT    PRIMARY KEY,
     position INTEGER NOT NULL
   ) WITHOUT ROWID;
+
+  -- Tags of events (EventTagger), beside the history: one range of the primary key per tag.
+  CREATE TABLE IF NOT EXISTS event_tags (
+    tag             TEXT    NOT NULL,
+    global_position INTEGER NOT NULL,
+    PRIMARY KEY (tag, global_position)
+  ) WITHOUT ROWID;
+
+  -- What the store records about itself (the tagger version its tags were derived with).
+  CREATE TABLE IF NOT EXISTS store_meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  ) WITHOUT ROWID;
+
+  -- Data keys (crypto-shredding), by id. created_seq orders them by creation (epoch µs-scaled,
+  -- strictly increasing per store instance: see data-keys.ts); the partial indexes hold only
+  -- retired keys, so a new key is written to the table and two indexes.
+  CREATE TABLE IF NOT EXISTS data_keys (
+    id            TEXT    PRIMARY KEY,
+    created_seq    INTEGER NOT NULL,
+    scope         TEXT    NOT NULL,
+    subject       TEXT    NOT NULL,
+    wrapped       TEXT    NOT NULL,
+    uses          INTEGER NOT NULL,
+    uses_left     INTEGER NOT NULL,
+    expires_at    INTEGER NOT NULL,
+    scope_retired INTEGER NOT NULL DEFAULT 0
+  ) WITHOUT ROWID;
+  CREATE INDEX IF NOT EXISTS data_keys_scope ON data_keys (scope);
+  CREATE INDEX IF NOT EXISTS data_keys_expires_at ON data_keys (expires_at);
+  CREATE INDEX IF NOT EXISTS data_keys_used ON data_keys (created_seq) WHERE uses_left <= 0;
+  CREATE INDEX IF NOT EXISTS data_keys_scope_retired ON data_keys (created_seq) WHERE scope_retired = 1;
 
   PRAGMA user_version = ${SCHEMA_VERSION};
 `;
@@ -53,7 +91,48 @@ export const sql = {
   listCheckpoints: 'SELECT name, position FROM checkpoints ORDER BY name',
   storeCheckpoint: `INSERT INTO checkpoints (name, position) VALUES (?, ?)
                     ON CONFLICT (name) DO UPDATE SET position = excluded.position`,
+  insertTag: 'INSERT OR IGNORE INTO event_tags (tag, global_position) VALUES (?, ?)',
+  eventAt: `SELECT ${eventColumns} FROM events WHERE global_position = ?`,
+  readMeta: 'SELECT value FROM store_meta WHERE key = ?',
+  writeMeta: `INSERT INTO store_meta (key, value) VALUES (?, ?)
+              ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+  deleteMeta: 'DELETE FROM store_meta WHERE key = ?',
+  /** Events to derive tags of, in chunks: no more than the chunk's rows in memory. */
+  retagChunk: 'SELECT global_position, stream_name, type, data FROM events WHERE global_position > ? ORDER BY global_position LIMIT ?',
+  deleteAllTags: 'DELETE FROM event_tags',
 } as const;
+
+const keyColumns = 'id, scope, subject, wrapped, uses, uses_left, expires_at, scope_retired';
+const dueColumns = 'id, created_seq, scope, subject, expires_at, uses_left, scope_retired';
+
+export const keySql = {
+  insert: `INSERT INTO data_keys (${keyColumns}, created_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  importOne: `INSERT INTO data_keys (${keyColumns}, created_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+  release: 'UPDATE data_keys SET uses_left = max(uses_left - ?, 0) WHERE id = ? AND uses_left > 0',
+  extend: 'UPDATE data_keys SET uses = uses + ?, uses_left = uses_left + ? WHERE id = ? AND uses_left > 0 AND expires_at > ? AND scope_retired = 0',
+  retireScope: 'UPDATE data_keys SET scope_retired = 1 WHERE scope = ? AND scope_retired = 0',
+  exists: 'SELECT 1 FROM data_keys WHERE id = ?',
+  destroy: 'DELETE FROM data_keys WHERE id = ?',
+  usable: 'SELECT wrapped FROM data_keys WHERE id = ? AND expires_at > ? AND scope_retired = 0',
+  /** The three ways to be due, each the oldest first from its own index: `due` merges them. */
+  dueScope: `SELECT ${dueColumns} FROM data_keys WHERE scope_retired = 1 ORDER BY created_seq, id LIMIT ?`,
+  dueExpired: `SELECT ${dueColumns} FROM data_keys WHERE expires_at <= ? ORDER BY created_seq, id LIMIT ?`,
+  dueUsed: `SELECT ${dueColumns} FROM data_keys WHERE uses_left <= 0 ORDER BY created_seq, id LIMIT ?`,
+  list: `SELECT ${keyColumns} FROM data_keys WHERE id > ? ORDER BY id LIMIT ?`,
+} as const;
+
+/** One row of `data_keys`, as read with safe integers. */
+export interface KeyRow {
+  id: string;
+  created_seq?: bigint;
+  scope: string;
+  subject: string;
+  wrapped: string;
+  uses: bigint;
+  uses_left: bigint;
+  expires_at: bigint;
+  scope_retired: bigint;
+}
 
 /** The columns of one row of `events`, as read with safe integers. */
 export interface EventRow {
@@ -80,6 +159,16 @@ export interface ReadAllShape {
   readonly limit: number;
 }
 
+/** The criteria other than tags, on `events` aliased `e` (parameters in readAllSql's order, after upTo). */
+const criteria = (shape: ReadAllShape, alias: string): string[] =>
+  [
+    inList(`${alias}category`, shape.categories),
+    inList(`${alias}stream_name`, shape.streams),
+    inList(`${alias}type`, shape.types),
+    shape.since ? `${alias}recorded_at >= ?` : undefined,
+    shape.until ? `${alias}recorded_at < ?` : undefined,
+  ].filter((clause): clause is string => clause !== undefined);
+
 const inList = (column: string, count: number | undefined): string | undefined => {
   if (count === undefined) return undefined;
   if (count === 0) return '0'; // an empty list matches nothing
@@ -90,18 +179,24 @@ const inList = (column: string, count: number | undefined): string | undefined =
  * `SELECT ... WHERE global_position > ? [AND ...] ORDER BY global_position LIMIT n`. Parameters
  * follow the order of the clauses: after, upTo, categories, streams, types, since, until.
  * Every criterion is sargable, so SQLite can pick the (category|type, global_position) index, the
- * stream unique index, the recorded_at index or the primary key, whichever is most selective.
+ * stream unique index or the primary key, whichever is most selective (time bounds are checked on
+ * the rows read in position order).
  */
 export const readAllSql = (shape: ReadAllShape): string => {
-  const where = [
-    'global_position > ?',
-    shape.upTo ? 'global_position <= ?' : undefined,
-    inList('category', shape.categories),
-    inList('stream_name', shape.streams),
-    inList('type', shape.types),
-    shape.since ? 'recorded_at >= ?' : undefined,
-    shape.until ? 'recorded_at < ?' : undefined,
-  ].filter((clause): clause is string => clause !== undefined);
+  const where = ['global_position > ?', ...(shape.upTo ? ['global_position <= ?'] : []), ...criteria(shape, '')];
   if (!Number.isSafeInteger(shape.limit) || shape.limit < 0) throw new RangeError(`Invalid limit ${shape.limit}`);
   return `SELECT ${eventColumns} FROM events WHERE ${where.join(' AND ')} ORDER BY global_position LIMIT ${shape.limit}`;
+};
+
+/**
+ * The positions of one tag's events after ? (and up to ?), matching the other criteria, in order,
+ * at most `limit`: a range of event_tags' primary key, each entry checked against its event only
+ * when there are other criteria. Parameters: tag, after, [upTo], then as readAllSql.
+ */
+export const tagPositionsSql = (shape: ReadAllShape): string => {
+  if (!Number.isSafeInteger(shape.limit) || shape.limit < 0) throw new RangeError(`Invalid limit ${shape.limit}`);
+  const others = criteria(shape, 'e.');
+  const where = ['t.tag = ?', 't.global_position > ?', ...(shape.upTo ? ['t.global_position <= ?'] : []), ...others];
+  const join = others.length > 0 ? ' JOIN events e ON e.global_position = t.global_position' : '';
+  return `SELECT t.global_position FROM event_tags t${join} WHERE ${where.join(' AND ')} ORDER BY t.global_position LIMIT ${shape.limit}`;
 };

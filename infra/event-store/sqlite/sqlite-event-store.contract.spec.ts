@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { eventStoreContract } from '../../../test/contracts/event-store.contract.ts';
-import { EventStoreUnavailableError, type EventStore, type RecordedEvent } from '../port.ts';
+import { EventStoreUnavailableError, type EventStore, type NewDataKey, type RecordedEvent } from '../port.ts';
 import { createSqliteEventStore, type SqliteEventStoreOptions } from './sqlite-event-store.ts';
 
 const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'relay-event-store-'));
@@ -18,7 +19,8 @@ eventStoreContract('sqlite', async () => {
   const store = createSqliteEventStore({ path: file });
   return {
     store,
-    second: async () => createSqliteEventStore({ path: file }),
+    second: async (options) => createSqliteEventStore({ path: file, ...options }),
+    quiet: async () => createSqliteEventStore({ path: file, pollIntervalMs: 600_000 }),
     teardown: async () => {
       await store.close();
       fs.rmSync(dir, { recursive: true, force: true });
@@ -80,7 +82,7 @@ describe('SQLite event store (adapter specific)', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('creates its directory, a WAL-mode file and schema version 1; positions are 1n, 2n, 3n...', async () => {
+  it('creates its directory, a WAL-mode file and schema version 3 (no index on recorded_at); positions are 1n, 2n, 3n...', async () => {
     const store = open();
     await store.appendToStream('a-1', [{ type: 'T', data: 1 }, { type: 'T', data: 2 }]);
     await store.appendToStream('b-1', [{ type: 'T', data: 3 }]);
@@ -88,7 +90,8 @@ describe('SQLite event store (adapter specific)', () => {
     const raw = new Database(file, { readonly: true });
     try {
       expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
-      expect(raw.pragma('user_version', { simple: true })).toBe(1);
+      expect(raw.pragma('user_version', { simple: true })).toBe(3);
+      expect(raw.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'events_recorded_at'").all()).toEqual([]);
       expect(raw.prepare('SELECT stream_name, version FROM streams ORDER BY stream_name').all()).toEqual([
         { stream_name: 'a-1', version: 2 },
         { stream_name: 'b-1', version: 1 },
@@ -97,26 +100,6 @@ describe('SQLite event store (adapter specific)', () => {
     } finally {
       raw.close();
     }
-  });
-
-  it('replays a backlog in full batches of batchSize', async () => {
-    const store = open();
-    await store.appendToStream('a-1', [1, 2, 3, 4, 5, 6, 7].map((n) => ({ type: 'T', data: n })));
-    const sizes: number[] = [];
-    const subscription = store.subscribe({ after: 0n, batchSize: 3, handler: (events) => void sizes.push(events.length) });
-    await subscription.catchUp();
-    expect(sizes).toEqual([3, 3, 1]);
-  });
-
-  it('wakes subscriptions on its own commits without waiting for a poll', async () => {
-    const store = open({ pollIntervalMs: 600_000 });
-    const seen: RecordedEvent[] = [];
-    const subscription = store.subscribe({ after: 0n, handler: (events) => void seen.push(...events) });
-    await store.appendToStream('a-1', [{ type: 'T', data: 'history' }]);
-    await subscription.catchUp();
-    await new Promise((resolve) => setTimeout(resolve, 20)); // idle: only an after-commit wake can deliver now
-    await store.appendToStream('a-1', [{ type: 'T', data: 'live' }]);
-    await vi.waitFor(() => expect(seen.map((e) => e.data)).toEqual(['history', 'live']), { timeout: 1000, interval: 1 });
   });
 
   it('wakes subscriptions at once on commits of another thread of this process', async () => {
@@ -133,16 +116,6 @@ describe('SQLite event store (adapter specific)', () => {
       worker.postMessage('close');
       await new Promise((resolve) => worker.once('exit', resolve));
     }
-  });
-
-  it('catchUp sees commits of another connection even before the next poll', async () => {
-    const store = open({ pollIntervalMs: 600_000 });
-    const other = open();
-    const seen: RecordedEvent[] = [];
-    const subscription = store.subscribe({ after: 0n, handler: (events) => void seen.push(...events) });
-    await other.appendToStream('a-1', [{ type: 'T', data: 'elsewhere' }]);
-    await subscription.catchUp();
-    expect(seen.map((e) => e.data)).toEqual(['elsewhere']);
   });
 
   it('maps a write lock held too long (SQLITE_BUSY) to EventStoreUnavailableError, reads go on', async () => {
@@ -199,17 +172,6 @@ describe('SQLite event store (adapter specific)', () => {
     expect(() => createSqliteEventStore({ path: dir })).toThrow(EventStoreUnavailableError);
   });
 
-  it('rejects a duplicate event id with a plain error and writes nothing', async () => {
-    const store = open();
-    const id = '7d1c8f0a-0000-4000-8000-000000000001';
-    await store.appendToStream('a-1', [{ id, type: 'T', data: 1 }]);
-    const failure = await store.appendToStream('b-1', [{ id, type: 'T', data: 2 }]).catch((e: unknown) => e);
-    expect(failure).toBeInstanceOf(Error);
-    expect(failure).not.toBeInstanceOf(EventStoreUnavailableError);
-    expect((failure as Error).message).toBe('Appending to b-1: an event with the same id already exists');
-    expect(await store.readStream('b-1')).toEqual({ version: 0n, events: [] });
-  });
-
   it('keeps an append that resolved in a process SIGKILLed right after', async () => {
     const first = open({ synchronous: 'normal' });
     await first.appendToStream('crash-1', [{ type: 'Written', data: { text: 'before' } }]);
@@ -238,5 +200,129 @@ describe('SQLite event store (adapter specific)', () => {
     expect(seen.map((e) => [e.streamName, e.streamVersion, e.globalPosition, e.type])).toEqual([
       ['crash-1', 2n, 2n, 'Written'],
     ]);
+  });
+  describe('data keys, physically', () => {
+    const keyOf = (id: string, wrapped: string): NewDataKey => ({
+      id,
+      scope: 'app-1',
+      subject: `sendbatch-${id}`,
+      wrapped,
+      uses: 1,
+      expiresAt: new Date(Date.now() + 3_600_000),
+    });
+    const holds = (target: string, bytes: Buffer): boolean => fs.existsSync(target) && fs.readFileSync(target).includes(bytes);
+    /** Copies every WAL frame into the database file, as SQLite's own checkpoints do long before a key is destroyed. */
+    const checkpointElsewhere = () => {
+      const raw = new Database(file);
+      try {
+        raw.pragma('wal_checkpoint(PASSIVE)');
+      } finally {
+        raw.close();
+      }
+    };
+
+    it('leaves no copy of a destroyed key in events.db or its -wal once the WAL is truncated', async () => {
+      const attempts: boolean[] = [];
+      const store = open({ walTruncateIntervalMs: 20, onWalTruncation: (truncated) => attempts.push(truncated) });
+      const wrapped = `wrapped-${randomBytes(24).toString('hex')}`;
+      const bytes = Buffer.from(wrapped);
+      await store.appendToStream('sendbatch-1', [{ type: 'Sent', data: { n: 1 } }], { keys: { put: [keyOf('k1', wrapped), keyOf('k2', 'other')] } });
+      checkpointElsewhere();
+      expect(holds(file, bytes)).toBe(true);
+      expect(holds(`${file}-wal`, bytes)).toBe(true);
+      await store.appendToStream('shred-1', [{ type: 'KeyDestroyed', data: { id: 'k1' } }], { keys: { destroy: ['k1'] } });
+      await vi.waitFor(() => expect(attempts).toContain(true), { timeout: 5000, interval: 5 });
+      expect(fs.statSync(`${file}-wal`).size).toBe(0);
+      expect(holds(file, bytes)).toBe(false);
+      expect(holds(`${file}-wal`, bytes)).toBe(false);
+      // The history and the other key are untouched; the store goes on.
+      expect(await store.keys.get(['k1', 'k2'], new Date())).toEqual(new Map([['k2', 'other']]));
+      expect((await store.readAll()).map((e) => e.type)).toEqual(['Sent', 'KeyDestroyed']);
+      await store.appendToStream('a-1', [{ type: 'T', data: 1 }]);
+      expect(await store.headPosition()).toBe(3n);
+    });
+
+    it('tries the truncation again while another connection reads an older snapshot, without holding up writes', async () => {
+      const attempts: boolean[] = [];
+      const store = open({ walTruncateIntervalMs: 10, onWalTruncation: (truncated) => attempts.push(truncated) });
+      const wrapped = `wrapped-${randomBytes(24).toString('hex')}`;
+      await store.appendToStream('sendbatch-1', [{ type: 'Sent', data: { n: 1 } }], { keys: { put: [keyOf('k1', wrapped)] } });
+      const reader = new Database(file, { readonly: true });
+      try {
+        reader.exec('BEGIN');
+        reader.prepare('SELECT count(*) FROM events').get(); // holds its snapshot, in the WAL
+        await store.appendToStream('shred-1', [{ type: 'KeyDestroyed', data: { id: 'k1' } }], { keys: { destroy: ['k1'] } });
+        await vi.waitFor(() => expect(attempts.length).toBeGreaterThanOrEqual(3), { timeout: 5000, interval: 5 });
+        expect(attempts.every((truncated) => !truncated)).toBe(true);
+        const started = Date.now();
+        for (let n = 1; n <= 5; n++) await store.appendToStream('a-1', [{ type: 'T', data: n }]);
+        expect(Date.now() - started).toBeLessThan(1000);
+        expect(holds(`${file}-wal`, Buffer.from(wrapped))).toBe(true);
+      } finally {
+        reader.exec('COMMIT');
+        reader.close();
+      }
+      await vi.waitFor(() => expect(attempts.at(-1)).toBe(true), { timeout: 5000, interval: 5 });
+      expect(fs.statSync(`${file}-wal`).size).toBe(0);
+      expect(holds(file, Buffer.from(wrapped))).toBe(false);
+    });
+  });
+
+  describe('tags', () => {
+    it('derives the tags of a file written before tags existed (schema 1), keeping its events', async () => {
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      const raw = new Database(file);
+      raw.pragma('journal_mode = WAL');
+      raw.exec(`
+        CREATE TABLE events (
+          global_position INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT NULL UNIQUE, stream_name TEXT NOT NULL,
+          category TEXT NOT NULL, stream_version INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL,
+          metadata TEXT NOT NULL, recorded_at INTEGER NOT NULL, UNIQUE (stream_name, stream_version));
+        CREATE INDEX events_category_position ON events (category, global_position);
+        CREATE INDEX events_type_position ON events (type, global_position);
+        CREATE INDEX events_recorded_at ON events (recorded_at);
+        CREATE TABLE streams (stream_name TEXT PRIMARY KEY, version INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE TABLE checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL) WITHOUT ROWID;
+        INSERT INTO events (event_id, stream_name, category, stream_version, type, data, metadata, recorded_at) VALUES
+          ('e1', 'app-1', 'app', 1, 'AppCreated', '{"app":"x"}', '{}', 1700000000000),
+          ('e2', 'app-2', 'app', 1, 'AppCreated', '{"app":"y"}', '{}', 1700000000001),
+          ('e3', 'app-1', 'app', 2, 'AppRenamed', '{"app":"x"}', '{}', 1700000000002);
+        INSERT INTO streams VALUES ('app-1', 2), ('app-2', 1);
+        PRAGMA user_version = 1;`);
+      raw.close();
+      const store = open({ tagger: { version: '1', tagsOf: (event) => [`app:${(event.data as { app: string }).app}`] } });
+      expect((await store.readAll({ filter: { tags: ['app:x'] } })).map((e) => e.id)).toEqual(['e1', 'e3']);
+      expect((await store.readAll()).map((e) => [e.id, e.streamName, e.streamVersion, e.globalPosition])).toEqual([
+        ['e1', 'app-1', 1n, 1n],
+        ['e2', 'app-2', 1n, 2n],
+        ['e3', 'app-1', 2n, 3n],
+      ]);
+      const check = new Database(file, { readonly: true });
+      try {
+        expect(check.pragma('user_version', { simple: true })).toBe(3);
+        expect(check.prepare("SELECT key, value FROM store_meta ORDER BY key").all()).toEqual([{ key: 'tagger.version', value: '1' }]);
+      } finally {
+        check.close();
+      }
+    });
+
+    it('derives them once when two threads open the file with a new tagger version at the same moment', async () => {
+      const count = 3_500; // more than three chunks of derivation
+      const writer = open();
+      await writer.appendToStream('bulk-1', Array.from({ length: count }, (_, i) => ({ type: 'T', data: { app: i % 5 } })));
+      const calls = new SharedArrayBuffer(8);
+      const workers = [0, 1].map(
+        () => new Worker(new URL('./fixtures/open-with-tagger.mjs', import.meta.url), { workerData: { file, version: '7', calls, threads: 2 } }),
+      );
+      // Listened to from the start: a thread may exit right after its message, before a later listener would be there.
+      const exited = workers.map((worker) => new Promise((resolve) => worker.once('exit', resolve)));
+      await Promise.all(workers.map((worker) => new Promise((resolve, reject) => worker.once('message', resolve).once('error', reject))));
+      await Promise.all(exited);
+      expect(new Int32Array(calls)[0]).toBe(count);
+      let again = 0;
+      const reader = open({ tagger: { version: '7', tagsOf: () => (again++, []) } });
+      expect((await reader.readAll({ filter: { tags: ['app:3'] }, limit: 5_000 })).length).toBe(count / 5);
+      expect(again).toBe(0);
+    });
   });
 });

@@ -1,21 +1,29 @@
 import Database from 'better-sqlite3';
 import {
   readAllLimit,
+  readAllMaxBytes,
   categoryOf,
   EventStoreUnavailableError,
   ExpectedVersionConflictError,
   type AppendResult,
   type EventFilter,
   type EventStore,
+  type EventTagger,
   type ExpectedVersion,
-  type RecordedEvent,
   newEventId,
 } from '../port.ts';
-import { createAsyncCatchUpSubscription, type AsyncCatchUpSubscription } from '../catch-up-subscription.ts';
+import { checkedVault, checkKeyChanges, type CheckedKeyChanges } from '../data-keys.ts';
+import { createSubscriptionRegistry } from '../subscription-registry.ts';
+import { tagsOf, validTagger } from '../tags.ts';
+import { epochMs, filterMatchesNothing, positiveMs, validFilter, versionMatches } from '../validation.ts';
 import { openCommitSignal } from '../../sqlite/commit-signal.ts';
 import { createGroupCommit } from '../../sqlite/group-commit.ts';
 import { messageOf, openSqlite, type SqliteSynchronous } from '../../sqlite/open-sqlite.ts';
-import { readAllSql, schemaSql, SCHEMA_VERSION, sql, type EventRow, type ReadAllShape } from './schema.ts';
+import { createWalTruncation } from '../../sqlite/wal-truncation.ts';
+import { createSqliteDataKeys } from './data-keys.ts';
+import { createEventReader, toRecordedEvent } from './read-events.ts';
+import { bringTagsToVersion } from './retag.ts';
+import { schemaSql, SCHEMA_VERSION, sql, type EventRow } from './schema.ts';
 
 export type { SqliteSynchronous };
 
@@ -28,74 +36,57 @@ export interface SqliteEventStoreOptions {
   readonly pollIntervalMs?: number;
   /** How long a write waits for another connection's write lock before failing. Default 5000. */
   readonly busyTimeoutMs?: number;
+  /** Derives the tags of appended events (EventFilter.tags). Without one, no tags are written. */
+  readonly tagger?: EventTagger;
+  /**
+   * After a data key is destroyed, the `-wal` file (which still holds copies of the key's page) is
+   * truncated by a checkpoint tried at most this often until it succeeds (docs/durability.md). Default 1000.
+   */
+  readonly walTruncateIntervalMs?: number;
+  /** Told the outcome of each attempt to truncate the WAL after a destroy (for logs and tests). */
+  readonly onWalTruncation?: (truncated: boolean) => void;
 }
-
-const readAllStatementCacheSize = 64;
 
 /**
  * The event store on one SQLite file (WAL mode), shareable by several processes (server, CLI).
  *
- * - An append is one savepoint (version check, inserts, stream version update) in a group commit
- *   (`infra/sqlite/group-commit.ts`): the appends of one turn of the event loop share one
- *   `BEGIN IMMEDIATE` transaction, and wait for another connection's write lock without
+ * - An append is one savepoint (version check, inserts, tags, key changes, stream version update)
+ *   in a group commit (`infra/sqlite/group-commit.ts`): the appends of one turn of the event loop
+ *   share one `BEGIN IMMEDIATE` transaction, and wait for another connection's write lock without
  *   stopping the thread.
  * - Appending no events checks the expected version and returns the stream as it is
- *   (`lastPosition` is the position of the stream's last event, 0n for an empty stream).
+ *   (`lastPosition` is the position of the stream's last event, 0n for an empty stream); with key
+ *   changes it applies them (a write), else it only reads.
  * - Subscriptions are woken right after a commit of this thread (setImmediate) or of another
  *   thread of this process (a commit signal), and poll every `pollIntervalMs` for commits of
- *   other processes. The poll timer is unref'd: it does not keep
- *   the process alive by itself.
+ *   other processes (`subscription-registry.ts`).
+ * - Tags live in `event_tags` beside the events; opening with a tagger of another version derives
+ *   them again first (`retag.ts`). Data keys live in `data_keys`, deleted under `secure_delete`,
+ *   then the WAL is truncated (`data-keys.ts`, `infra/sqlite/wal-truncation.ts`).
  * - SQLite failures (write lock still taken after `busyTimeoutMs`, I/O, disk full, read-only, use after close) reject
  *   with EventStoreUnavailableError. A duplicate event id rejects with a plain Error.
  * - `data` and `metadata` are stored as JSON text: `undefined` data reads back as `null`.
  */
 export function createSqliteEventStore(options: SqliteEventStoreOptions): EventStore {
-  const pollIntervalMs = options.pollIntervalMs ?? 25;
-  if (!Number.isSafeInteger(pollIntervalMs) || pollIntervalMs < 1) {
-    throw new RangeError(`pollIntervalMs must be a positive integer, got ${pollIntervalMs}`);
-  }
-  const db = openDatabase(options);
+  const pollIntervalMs = positiveMs(options.pollIntervalMs ?? 25, 'pollIntervalMs');
+  const walTruncateIntervalMs = positiveMs(options.walTruncateIntervalMs ?? 1000, 'walTruncateIntervalMs');
+  const tagger = validTagger(options.tagger);
+  const db = openDatabase(options, tagger);
 
   const selectStreamVersion = db.prepare<[string], bigint>(sql.streamVersion).pluck();
   const upsertStream = db.prepare<[string, bigint]>(sql.upsertStream);
   const insertEvent = db.prepare<[string, string, string, bigint, string, string, string, number]>(sql.insertEvent);
+  const insertTag = db.prepare<[string, bigint]>(sql.insertTag);
   const selectPositionOfVersion = db.prepare<[string, bigint], bigint>(sql.positionOfVersion).pluck();
   const selectStream = db.prepare<[string], EventRow>(sql.readStream);
   const selectHead = db.prepare<[], bigint>(sql.headPosition).pluck();
   const selectCheckpoint = db.prepare<[string], bigint>(sql.readCheckpoint).pluck();
   const upsertCheckpoint = db.prepare<[string, bigint]>(sql.storeCheckpoint);
-  const readAllStatements = new Map<string, Database.Statement<unknown[], EventRow>>();
-
   const selectCheckpoints = db.prepare<[], { name: string; position: bigint }>(sql.listCheckpoints);
-  type PendingEvent = readonly [id: string, type: string, data: string, metadata: string, recordedAt: number | undefined];
-  const append = db.transaction(
-    (streamName: string, expected: ExpectedVersion, events: readonly PendingEvent[]): AppendResult => {
-      const current = selectStreamVersion.get(streamName) ?? 0n;
-      if (!versionMatches(expected, current)) throw new ExpectedVersionConflictError(streamName, expected, current);
-      if (events.length === 0) {
-        const lastPosition = current === 0n ? 0n : (selectPositionOfVersion.get(streamName, current) ?? 0n);
-        return { nextVersion: current, lastPosition };
-      }
-      const category = categoryOf(streamName);
-      const recordedAt = Date.now();
-      let version = current;
-      let lastPosition = 0n;
-      for (const [id, type, data, metadata, importedAt] of events) {
-        version += 1n;
-        const info = insertEvent.run(id, streamName, category, version, type, data, metadata, importedAt ?? recordedAt);
-        lastPosition = BigInt(info.lastInsertRowid);
-      }
-      upsertStream.run(streamName, version);
-      return { nextVersion: version, lastPosition };
-    },
-  );
+  const reader = createEventReader(db);
 
   let closed = false;
   let closing: Promise<void> | undefined;
-  const subscriptions = new Set<AsyncCatchUpSubscription>();
-  let poller: NodeJS.Timeout | undefined;
-  let wakeScheduled = false;
-  const commitSignal = openCommitSignal(options.path, () => scheduleWake());
 
   /** Runs a synchronous database operation, mapping SQLite failures to EventStoreUnavailableError. */
   const guard = <T>(operation: () => T): T => {
@@ -107,77 +98,68 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
     }
   };
 
-  const readRows = (after: bigint, upTo: bigint | undefined, limit: number, filter: EventFilter | undefined) => {
-    const shape: ReadAllShape = {
-      categories: filter?.categories?.length,
-      streams: filter?.streams?.length,
-      types: filter?.types?.length,
-      since: filter?.since !== undefined,
-      until: filter?.until !== undefined,
-      upTo: upTo !== undefined,
-      limit,
-    };
-    const text = readAllSql(shape);
-    let statement = readAllStatements.get(text);
-    if (statement === undefined) {
-      if (readAllStatements.size >= readAllStatementCacheSize) {
-        readAllStatements.delete(readAllStatements.keys().next().value!);
-      }
-      statement = db.prepare<unknown[], EventRow>(text);
-      readAllStatements.set(text, statement);
-    }
-    const parameters: unknown[] = [after];
-    if (upTo !== undefined) parameters.push(upTo);
-    parameters.push(...(filter?.categories ?? []), ...(filter?.streams ?? []), ...(filter?.types ?? []));
-    if (filter?.since !== undefined) parameters.push(epochMs(filter.since, 'filter.since'));
-    if (filter?.until !== undefined) parameters.push(epochMs(filter.until, 'filter.until'));
-    return statement.all(...parameters).map(toRecordedEvent);
+  const readPage = (after: bigint, upTo: bigint | undefined, limit: number, maxBytes: number, filter: EventFilter | undefined) => {
+    // No tagger, no tags: a tags filter matches nothing (as an empty list does).
+    if (filterMatchesNothing(filter) || (filter?.tags !== undefined && tagger === undefined)) return { events: [], cut: false };
+    return reader.read(after, upTo, limit, maxBytes, filter);
   };
 
-  const wakeSubscriptions = (): void => {
-    wakeScheduled = false;
-    if (closed || subscriptions.size === 0) return;
-    let head: bigint;
-    try {
-      head = selectHead.get() ?? 0n;
-    } catch {
-      return; // e.g. a transient busy: the next poll or commit retries
-    }
-    for (const subscription of subscriptions) subscription.wake(head);
-  };
-
-  const scheduleWake = (): void => {
-    if (wakeScheduled || subscriptions.size === 0) return;
-    wakeScheduled = true;
-    setImmediate(wakeSubscriptions);
-  };
-
-  const unregister = (subscription: AsyncCatchUpSubscription): void => {
-    subscriptions.delete(subscription);
-    if (subscriptions.size === 0 && poller !== undefined) {
-      clearInterval(poller);
-      poller = undefined;
-    }
-  };
+  /** Reads are synchronous: the head and the events up to it come from one state of the file. */
+  const registry = createSubscriptionRegistry({
+    pollIntervalMs,
+    head: () => guard(() => selectHead.get() ?? 0n),
+    source: {
+      committedHead: async () => guard(() => selectHead.get() ?? 0n),
+      read: async (after, limit, maxBytes, filter) =>
+        guard(() => {
+          const head = selectHead.get() ?? 0n;
+          if (head <= after) return { events: [], scanned: after, more: false };
+          const { events, cut } = readPage(after, head, limit, maxBytes, filter);
+          return cut ? { events, scanned: events.at(-1)?.globalPosition ?? after, more: true } : { events, scanned: head, more: false };
+        }),
+    },
+  });
+  const commitSignal = openCommitSignal(options.path, () => registry.wakeSoon());
 
   /** Writes of the same turn of the event loop share one transaction (see group-commit.ts). */
   const groupCommit = createGroupCommit(db, {
     mapError: toStoreError,
     onCommitted: () => {
-      scheduleWake();
+      registry.wakeSoon();
       commitSignal.notify();
     },
   });
+  const walTruncation = createWalTruncation(db, {
+    intervalMs: walTruncateIntervalMs,
+    ...(options.onWalTruncation === undefined ? {} : { onAttempt: options.onWalTruncation }),
+  });
+  const keys = createSqliteDataKeys(db, { groupCommit, guard, onDestroyed: () => walTruncation.request() });
 
-  /** Reads are synchronous: the head and the events up to it come from one state of the file. */
-  const source = {
-    committedHead: async () => guard(() => selectHead.get() ?? 0n),
-    read: async (after: bigint, limit: number, filter: EventFilter | undefined) =>
-      guard(() => {
-        const head = selectHead.get() ?? 0n;
-        return { head, events: head > after ? readRows(after, head, limit, filter) : [] };
-      }),
-  };
+  type PendingEvent = readonly [id: string, type: string, data: string, metadata: string, recordedAt: number | undefined, tags: readonly string[]];
+  const append = db.transaction(
+    (streamName: string, expected: ExpectedVersion, events: readonly PendingEvent[], keyChanges: CheckedKeyChanges | undefined): AppendResult => {
+      const current = selectStreamVersion.get(streamName) ?? 0n;
+      if (!versionMatches(expected, current)) throw new ExpectedVersionConflictError(streamName, expected, current);
+      if (keyChanges !== undefined) keys.checkDestroy(keyChanges);
+      let version = current;
+      let lastPosition = 0n;
+      if (events.length === 0) {
+        lastPosition = current === 0n ? 0n : (selectPositionOfVersion.get(streamName, current) ?? 0n);
+      } else {
+        const category = categoryOf(streamName);
+        const recordedAt = Date.now();
+        for (const [id, type, data, metadata, importedAt, tags] of events) {
+          version += 1n;
+          const info = insertEvent.run(id, streamName, category, version, type, data, metadata, importedAt ?? recordedAt);
+          lastPosition = BigInt(info.lastInsertRowid);
+          for (const tag of tags) insertTag.run(tag, lastPosition);
+        }
+        upsertStream.run(streamName, version);
+      }
+      if (keyChanges !== undefined) keys.apply(keyChanges);
+      return { nextVersion: version, lastPosition };
+    },
+  );
 
   return {
     kind: 'sqlite',
@@ -189,6 +171,7 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
 
     async appendToStream(streamName, events, appendOptions) {
       const expected = appendOptions?.expectedVersion ?? 'any';
+      const keyChanges = checkKeyChanges(appendOptions?.keys);
       const pending = events.map(
         (event): PendingEvent => [
           event.id ?? newEventId(),
@@ -196,29 +179,33 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
           JSON.stringify(event.data ?? null),
           JSON.stringify(event.metadata ?? {}),
           event.recordedAt === undefined ? undefined : epochMs(event.recordedAt, 'recordedAt'),
+          tagsOf(tagger, { streamName, type: event.type, data: event.data ?? null }),
         ],
       );
-      if (pending.length === 0) return guard(() => append.deferred(streamName, expected, pending));
-      return groupCommit.enqueue(() => {
+      if (pending.length === 0 && keyChanges === undefined) return guard(() => append.deferred(streamName, expected, pending, undefined));
+      const result = await groupCommit.enqueue(() => {
         try {
-          return append(streamName, expected, pending);
+          return append(streamName, expected, pending, keyChanges);
         } catch (error) {
           throw duplicateIdError(error, streamName);
         }
       });
+      if (keyChanges !== undefined && keyChanges.destroy.length > 0) keys.onDestroyed();
+      return result;
     },
 
     async readAll(readOptions) {
       const limit = readAllLimit(readOptions);
-      return guard(() => readRows(readOptions?.after ?? 0n, undefined, limit, readOptions?.filter));
+      const maxBytes = readAllMaxBytes(readOptions);
+      const filter = validFilter(readOptions?.filter);
+      const after = readOptions?.after ?? 0n;
+      return guard(() => readPage(after, filter?.tags === undefined ? undefined : (selectHead.get() ?? 0n), limit, maxBytes, filter).events);
     },
 
     subscribe(subscribeOptions) {
       if (closed) throw new EventStoreUnavailableError('The SQLite event store is closed');
-      const subscription = createAsyncCatchUpSubscription(source, subscribeOptions, unregister);
-      subscriptions.add(subscription);
-      poller ??= setInterval(wakeSubscriptions, pollIntervalMs).unref();
-      return subscription;
+      validFilter(subscribeOptions.filter);
+      return registry.subscribe(subscribeOptions);
     },
 
     async headPosition() {
@@ -241,13 +228,15 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
       guard(() => selectHead.get());
     },
 
+    keys: checkedVault(keys.vault, () => guard(() => undefined)),
+
     close() {
       closing ??= (async () => {
         closed = true;
         groupCommit.close(new EventStoreUnavailableError('The SQLite event store is closed'));
         commitSignal.close();
-        await Promise.all([...subscriptions].map((subscription) => subscription.stop()));
-        if (poller !== undefined) clearInterval(poller);
+        await registry.stopAll();
+        walTruncation.close();
         try {
           db.close();
         } catch (error) {
@@ -259,45 +248,20 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
   };
 }
 
-const openDatabase = (options: SqliteEventStoreOptions): Database.Database => {
+const openDatabase = (options: SqliteEventStoreOptions, tagger: EventTagger | undefined): Database.Database => {
+  let db: Database.Database | undefined;
   try {
-    return openSqlite({ ...options, schemaSql, schemaVersion: SCHEMA_VERSION });
+    db = openSqlite({ ...options, schemaSql, schemaVersion: SCHEMA_VERSION });
+    // Deleted rows (destroyed data keys) are overwritten with zeros in their pages, not just unlinked.
+    db.pragma('secure_delete = ON');
+    if (tagger !== undefined) bringTagsToVersion(db, tagger);
+    return db;
   } catch (error) {
+    db?.close();
     if (error instanceof RangeError) throw error;
     throw new EventStoreUnavailableError(`Cannot open the SQLite event store at ${options.path}: ${messageOf(error)}`, { cause: error });
   }
 };
-
-const versionMatches = (expected: ExpectedVersion, current: bigint): boolean => {
-  switch (expected) {
-    case 'any':
-      return true;
-    case 'stream_exists':
-      return current > 0n;
-    case 'no_stream':
-      return current === 0n;
-    default:
-      return current === expected;
-  }
-};
-
-const toRecordedEvent = (row: EventRow): RecordedEvent => ({
-  id: row.event_id,
-  type: row.type,
-  data: JSON.parse(row.data) as unknown,
-  metadata: JSON.parse(row.metadata) as RecordedEvent['metadata'],
-  streamName: row.stream_name,
-  streamVersion: row.stream_version,
-  globalPosition: row.global_position,
-  recordedAt: new Date(Number(row.recorded_at)),
-});
-
-const epochMs = (date: Date, name: string): number => {
-  const ms = date.getTime();
-  if (Number.isNaN(ms)) throw new RangeError(`${name} is an invalid Date`);
-  return ms;
-};
-
 
 /** SQLite failures become EventStoreUnavailableError; constraint violations and our own errors pass. */
 const toStoreError = (error: unknown): unknown => {

@@ -16,17 +16,26 @@ export interface SimulatedDelivery {
   at: number;
 }
 
+/** Deliveries the simulator keeps: the most recent ones (it stands for recipients' phones, not for an archive). */
+export const SIMULATOR_KEEPS = 10_000;
+
 /**
  * What the simulator remembers, in `simulator.db` of DATA_DIR so that the CLI and a running
- * server see the same: every delivery attempt it was handed, and the failures it was told to fake.
+ * server see the same: the last delivery attempts it was handed (at most SIMULATOR_KEEPS), and
+ * the failures it was told to fake.
  */
 export class SimulatorStore {
   private readonly db: Database.Database;
   private readonly insertDelivery: Database.Statement;
   private readonly countAttempts: Database.Statement;
   private readonly takeFailure: Database.Transaction<(messenger: string, contactId: string) => string | undefined>;
+  private readonly pruneOld: Database.Statement;
+  private recordedSincePrune = 0;
 
-  constructor(dataDir: string) {
+  constructor(
+    dataDir: string,
+    private readonly keeps = SIMULATOR_KEEPS,
+  ) {
     fs.mkdirSync(dataDir, { recursive: true });
     this.db = new Database(path.join(dataDir, 'simulator.db'));
     this.db.pragma('journal_mode = WAL');
@@ -46,6 +55,7 @@ export class SimulatorStore {
        VALUES (@messageId, @messenger, @from, @contactId, @text, @groupId, @attempt, @ok, @reason, @at)`,
     );
     this.countAttempts = this.db.prepare('SELECT count(*) AS n FROM deliveries WHERE message_id = ?');
+    this.pruneOld = this.db.prepare('DELETE FROM deliveries WHERE seq <= (SELECT max(seq) FROM deliveries) - ?');
     const select = this.db.prepare('SELECT remaining, reason FROM failures WHERE messenger = ? AND contact_id = ?');
     const decrement = this.db.prepare('UPDATE failures SET remaining = remaining - 1 WHERE messenger = ? AND contact_id = ?');
     const remove = this.db.prepare('DELETE FROM failures WHERE messenger = ? AND contact_id = ?');
@@ -81,6 +91,11 @@ export class SimulatorStore {
 
   record(delivery: SimulatedDelivery): void {
     this.insertDelivery.run({ ...delivery, ok: delivery.ok ? 1 : 0 });
+    // Pruned in steps of a tenth, not at every record: the table stays between `keeps` and 1.1 × `keeps`.
+    if (++this.recordedSincePrune >= Math.max(1, Math.floor(this.keeps / 10))) {
+      this.recordedSincePrune = 0;
+      this.pruneOld.run(this.keeps);
+    }
   }
 
   deliveries(filter: { messageId?: string; contactId?: string } = {}): SimulatedDelivery[] {

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import type { RecordedEvent } from '../../infra/event-store/port.ts';
+import { hashKey } from '../../infra/crypto/keys.ts';
+import { createReadModels } from '../../projections/read-models.ts';
+import { authenticate } from './authenticate.ts';
+
+let position = 0n;
+const recorded = (streamName: string, type: string, data: unknown): RecordedEvent => ({
+  id: `e${++position}`,
+  type,
+  data,
+  metadata: {},
+  streamName,
+  streamVersion: 1n,
+  globalPosition: position,
+  recordedAt: new Date(0),
+});
+
+const models = createReadModels();
+models.apps.apply(recorded('app-app_1', 'AppCreated', { appId: 'app_1', userId: 'usr_1', name: 'A', protocol: ['signal'], createdAt: '' }));
+const credential = (credentialId: string, key: string, type: string, webhookAuthHeaderName: string | null) =>
+  models.credentials.apply(
+    recorded(`credential-${credentialId}`, 'CredentialCreated', {
+      credentialId,
+      userId: 'usr_1',
+      type,
+      name: credentialId,
+      appIds: ['app_1'],
+      keyHash: hashKey(key),
+      secretEncrypted: 'x',
+      keyPreview: 'rly_',
+      webhookUrl: type === 'api-key' ? null : 'https://hooks.example.com/',
+      webhookAuthType: null,
+      webhookAuthHeaderName,
+      createdAt: '',
+    }),
+  );
+credential('cred_api', 'rly_api', 'api-key', null);
+credential('cred_hook', 'rly_hook', 'webhook-header', 'x-hook');
+// Written before standard header names were refused: a credential that reads its key from user-agent.
+credential('cred_ua', 'rly_ua', 'webhook-header', 'user-agent');
+
+const auth = (headers: Record<string, string>) => authenticate(headers, models.credentials, models.apps);
+
+describe('which credential a request presents', () => {
+  it('a request without a key is "missing", whatever other tenants named as their key headers', () => {
+    expect(auth({ 'user-agent': 'curl/8.5', accept: '*/*' })).toEqual({ kind: 'missing' });
+    expect(auth({ 'x-hook': 'not a key' })).toEqual({ kind: 'missing' });
+  });
+
+  it('a custom header counts only with the key of the credential that named it', () => {
+    expect(auth({ 'x-hook': 'rly_hook' })).toMatchObject({ kind: 'ok', credential: { credentialId: 'cred_hook' }, appIds: ['app_1'] });
+    expect(auth({ 'x-hook': 'rly_api' })).toEqual({ kind: 'missing' });
+    expect(auth({ 'user-agent': 'rly_ua' })).toMatchObject({ kind: 'ok', credential: { credentialId: 'cred_ua' } });
+  });
+
+  it('keeps the interface’s rules for the standard headers', () => {
+    expect(auth({ authorization: 'Bearer rly_api' })).toMatchObject({ kind: 'ok', credential: { credentialId: 'cred_api' } });
+    expect(auth({ 'x-api-key': 'rly_api' })).toMatchObject({ kind: 'ok', credential: { credentialId: 'cred_api' } });
+    expect(auth({ authorization: 'Bearer rly_hook' })).toEqual({ kind: 'wrong-header' });
+    expect(auth({ authorization: 'Bearer rly_unknown' })).toEqual({ kind: 'unknown' });
+  });
+});

@@ -1,0 +1,106 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Relay's configuration: environment variables, overridden by flags of the same name in kebab
+ * case (`DATA_DIR` ↔ `--data-dir`). A bad value stops start-up with one line naming the variable.
+ */
+const integer = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
+const optionalUrl = z.string().url().optional();
+
+export const configSchema = z.object({
+  PORT: integer(8080).pipe(z.number().max(65_535)),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  DATA_DIR: z.string().min(1).default('./data'),
+  EVENT_STORE: z.enum(['sqlite', 'postgres', 'eventstoredb']).default('sqlite'),
+  DATABASE_URL: optionalUrl,
+  DATABASE_SCHEMA: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'must be a PostgreSQL identifier').default('relay'),
+  EVENTSTORE_URL: z.string().optional(),
+  EVENTSTORE_NAMESPACE: z.string().regex(/^([A-Za-z0-9]{1,63}[_.:])?$/, 'must be letters or digits followed by _, . or :').default(''),
+  BROKER: z.enum(['embedded', 'kafka']).default('embedded'),
+  KAFKA_BROKERS: z
+    .string()
+    .regex(/^[^,:\s]+:\d{1,5}(,[^,:\s]+:\d{1,5})*$/, 'must be comma-separated host:port pairs')
+    .optional(),
+  KAFKA_PARTITIONS: integer(3, 1),
+  KAFKA_TOPIC_PREFIX: z.string().regex(/^[A-Za-z0-9._-]{0,100}$/, 'must be letters, digits, dots, dashes or underscores').default(''),
+  SQLITE_SYNCHRONOUS: z.enum(['off', 'normal', 'full', 'extra']).default('full'),
+  RATE_LIMIT_POLL_PER_MIN: integer(100, 1),
+  RATE_LIMIT_SEND_FREE_PER_MIN: integer(600, 1),
+  RATE_LIMIT_SEND_PAID_PER_MIN: integer(2000, 1),
+  RATE_LIMIT_VERIFY_PER_MIN: integer(6000, 1),
+  RATE_LIMIT_WINDOW_MS: integer(60_000, 1),
+  RATE_LIMIT_EVICT_INTERVAL_MS: integer(300_000, 1),
+  DELIVERY_MAX_ATTEMPTS: integer(3, 1),
+  DELIVERY_BACKOFF_BASE_MS: integer(1000, 0),
+  DELIVERY_BACKOFF_FACTOR: z.coerce.number().min(1).default(4),
+  MESSAGE_RETENTION_HOURS: z.coerce.number().positive().max(24 * 365).default(24),
+  BODY_SHRED_INTERVAL_MS: integer(1000, 10),
+  DASHBOARD_BACKEND_URL: optionalUrl,
+  DASHBOARD_TIMEOUT_MS: integer(8000, 1),
+  SESSION_TTL_HOURS: integer(24 * 30, 1),
+  MAX_CREDENTIALS_PER_USER: integer(10, 1),
+  MAX_APPS_PER_USER: integer(25, 1),
+  EVENTS_MAX_STREAMS_PER_KEY: integer(5, 1),
+  EVENTS_MAX_STREAMS: integer(200, 1),
+  WEBHOOK_ALLOW_LOCAL: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  RELAY_SECRET_KEY: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (32 bytes)')
+    .optional(),
+  SIGNAL_CLI_URL: z.string().optional(),
+  SIMPLEX_WS_URL: z.string().optional(),
+  SESSION_CLIENT_URL: z.string().optional(),
+});
+
+export type Config = z.infer<typeof configSchema> & { readonly dataDir: string };
+export type ConfigKey = keyof z.infer<typeof configSchema>;
+export const CONFIG_KEYS = Object.keys(configSchema.shape) as ConfigKey[];
+
+export const flagName = (key: ConfigKey) => key.toLowerCase().replaceAll('_', '-');
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** Settings whose value is a secret: an error names them but never shows their value. */
+const SECRET_SETTINGS: ReadonlySet<ConfigKey> = new Set(['RELAY_SECRET_KEY']);
+
+/** A URL's user name and password, wherever they appear in a value (`postgres://bob:***@db`). */
+export const redactUserInfo = (text: string): string => text.replace(/(\/\/)[^/@\s]*@/g, '$1***@');
+
+/** How a bad value is shown in an error: secrets withheld, passwords in URLs masked, long values cut. */
+const shown = (key: ConfigKey, value: string): string => {
+  if (SECRET_SETTINGS.has(key)) return `(withheld, ${value.length} characters)`;
+  const safe = redactUserInfo(value);
+  return JSON.stringify(safe.length > 200 ? `${safe.slice(0, 200)}…` : safe);
+};
+
+/** Reads the configuration; `flags` maps config keys to flag values that override the environment. */
+export const loadConfig = (env: NodeJS.ProcessEnv, flags: Partial<Record<ConfigKey, string>> = {}): Config => {
+  const raw: Record<string, string> = {};
+  for (const key of CONFIG_KEYS) {
+    const value = flags[key] ?? env[key];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const key = String(issue.path[0]);
+    throw new ConfigError(`Invalid configuration ${key}=${shown(key as ConfigKey, raw[key] ?? '')}: ${issue.message}`);
+  }
+  const config = parsed.data;
+  if (config.EVENT_STORE === 'postgres' && !config.DATABASE_URL)
+    throw new ConfigError('Invalid configuration DATABASE_URL: required when EVENT_STORE=postgres');
+  if (config.EVENT_STORE === 'eventstoredb' && !config.EVENTSTORE_URL)
+    throw new ConfigError('Invalid configuration EVENTSTORE_URL: required when EVENT_STORE=eventstoredb');
+  if (config.EVENT_STORE === 'eventstoredb' && !config.DATABASE_URL)
+    throw new ConfigError('Invalid configuration DATABASE_URL: required when EVENT_STORE=eventstoredb (its data keys live in PostgreSQL)');
+  if (config.BROKER === 'kafka' && !config.KAFKA_BROKERS)
+    throw new ConfigError('Invalid configuration KAFKA_BROKERS: required when BROKER=kafka');
+  return { ...config, dataDir: path.resolve(config.DATA_DIR) };
+};
+
+/** How long a message body stays readable at most, and its queue records are kept (docs/privacy.md). */
+export const messageRetentionMs = (config: Config): number => config.MESSAGE_RETENTION_HOURS * 3_600_000;

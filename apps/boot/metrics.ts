@@ -1,0 +1,163 @@
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import type { DeliveryPolicy } from '../../domain/delivery/policy.ts';
+import { MESSENGERS } from '../../domain/shared/messengers.ts';
+import type { Broker } from '../../infra/broker/port.ts';
+import type { EventStore } from '../../infra/event-store/port.ts';
+import { checkpoints, DELIVERY_GROUP, deliveryTopics, QUEUE_PUBLISHER_FILTER } from '../pipeline/topology.ts';
+
+export const METRICS_PREFIX = 'relay_';
+/** `events`: an event stream refused because its key has too many open. */
+export const RATE_LIMIT_KINDS = ['send', 'poll', 'verify', 'events'] as const;
+export type RateLimitKind = (typeof RATE_LIMIT_KINDS)[number];
+
+/** The Prometheus metrics of one Relay process, on a registry of its own (not prom-client's global one). */
+export interface RelayMetrics {
+  readonly registry: Registry;
+  /** Seconds per answered HTTP request; `route` is the route pattern, `unmatched` without one. */
+  readonly httpRequestDuration: Histogram<'method' | 'route' | 'status_code'>;
+  /** Messages of send batches appended to the event store. */
+  readonly messagesAccepted: Counter<'messenger'>;
+  /** Recorded delivery outcomes (duplicates of a known outcome are not counted). */
+  readonly messagesDelivered: Counter<'messenger'>;
+  readonly messagesFailed: Counter<'messenger'>;
+  readonly messagesAbandoned: Counter<'messenger'>;
+  /** Polls answered 200, and the messages they returned. */
+  readonly pollRequests: Counter;
+  readonly pollPopped: Counter;
+  readonly rateLimitRejections: Counter<'kind'>;
+  /** Data keys destroyed, by why (docs/privacy.md). */
+  readonly bodiesForgotten: Counter<'reason'>;
+  /** Inbound records a poll found whose body was forgotten before anyone polled them. */
+  readonly pollForgotten: Counter;
+}
+
+export interface MetricsSources {
+  readonly store: EventStore;
+  readonly broker: Broker;
+  readonly deliveryPolicy: DeliveryPolicy;
+  /** Bound of each scrape-time query of the stores. Default 1000 ms. */
+  readonly collectTimeoutMs?: number;
+  /**
+   * Whether this registry also has the process's own metrics (memory, CPU, event loop) and the
+   * store gauges sampled at scrape time. Default true; false for a thread whose counters are
+   * added to another thread's registry (they would be counted twice).
+   */
+  readonly processWide?: boolean;
+}
+
+/** A registry's metrics as data, to be sent to the thread that serves `/metrics`. */
+export type MetricsSnapshot = MetricObjectWithValues<MetricValue<string>>[];
+
+/** The Prometheus text of `registry` with the counters and histograms of `others` added to its own. */
+export const mergedMetricsText = async (registry: Registry, others: readonly MetricsSnapshot[]): Promise<string> =>
+  others.length === 0 ? registry.metrics() : AggregatorRegistry.aggregate([await registry.getMetricsAsJSON(), ...others]).metrics();
+
+/** Rejects when `work` has not settled within `ms`. */
+const within = <T>(ms: number, work: Promise<T>): Promise<T> => {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    timer.unref();
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+};
+
+/** The publisher's lag is counted event by event, up to this many. */
+const LAG_COUNT_CAP = 10_000;
+
+type BrokerSample = { ok: true; depths: number[] } | { ok: false };
+
+export const createMetrics = ({ store, broker, deliveryPolicy, collectTimeoutMs = 1000, processWide = true }: MetricsSources): RelayMetrics => {
+  const registry = new Registry();
+  const registers = [registry];
+  if (processWide) collectDefaultMetrics({ register: registry, prefix: METRICS_PREFIX });
+  // Sampled at scrape time from the stores: only where the scrape is answered.
+  const gaugeRegisters = processWide ? registers : [];
+
+  const perMessenger = (name: string, help: string) => {
+    const counter = new Counter({ name: `${METRICS_PREFIX}${name}`, help, labelNames: ['messenger'] as const, registers });
+    for (const messenger of MESSENGERS) counter.inc({ messenger }, 0);
+    return counter;
+  };
+
+  const lagTopics = deliveryTopics(deliveryPolicy);
+  // The lag and readiness gauges collect concurrently within one scrape: they share one sample.
+  let sampling: Promise<BrokerSample> | undefined;
+  const sampleBroker = () =>
+    (sampling ??= within(collectTimeoutMs, Promise.all(lagTopics.map((topic) => broker.depth(topic, DELIVERY_GROUP))))
+      .then((depths): BrokerSample => ({ ok: true, depths }))
+      .catch((): BrokerSample => ({ ok: false }))
+      .finally(() => (sampling = undefined)));
+
+  new Gauge({
+    name: `${METRICS_PREFIX}consumer_lag`,
+    help: 'Records not yet consumed by the consumer group, per topic (sampled at scrape time)',
+    labelNames: ['group', 'topic'] as const,
+    registers: gaugeRegisters,
+    async collect() {
+      const sample = await sampleBroker();
+      this.reset();
+      if (sample.ok) lagTopics.forEach((topic, i) => this.set({ group: DELIVERY_GROUP, topic }, sample.depths[i]!));
+    },
+  });
+  new Gauge({
+    name: `${METRICS_PREFIX}broker_ready`,
+    help: '1 while the broker is reachable, else 0',
+    registers: gaugeRegisters,
+    async collect() {
+      const sample = await sampleBroker();
+      this.set(sample.ok && broker.isReady() ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: `${METRICS_PREFIX}publisher_checkpoint_lag`,
+    help: `Events the publisher has yet to move to the broker (sampled at scrape time; counted up to ${LAG_COUNT_CAP})`,
+    registers: gaugeRegisters,
+    async collect() {
+      try {
+        const pending = await within(
+          collectTimeoutMs,
+          (async () => {
+            const after = (await store.readCheckpoint(checkpoints.queuePublisher)) ?? 0n;
+            return (await store.readAll({ after, filter: QUEUE_PUBLISHER_FILTER, limit: LAG_COUNT_CAP })).length;
+          })(),
+        );
+        this.set(pending);
+      } catch {
+        this.remove();
+      }
+    },
+  });
+
+  const rateLimitRejections = new Counter({
+    name: `${METRICS_PREFIX}rate_limit_rejections_total`,
+    help: 'Requests answered 429',
+    labelNames: ['kind'] as const,
+    registers,
+  });
+  for (const kind of RATE_LIMIT_KINDS) rateLimitRejections.inc({ kind }, 0);
+
+  return {
+    registry,
+    httpRequestDuration: new Histogram({
+      name: `${METRICS_PREFIX}http_request_duration_seconds`,
+      help: 'Duration of answered HTTP requests',
+      labelNames: ['method', 'route', 'status_code'] as const,
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    }),
+    messagesAccepted: perMessenger('messages_accepted_total', 'Messages accepted by send (appended to the event store)'),
+    messagesDelivered: perMessenger('messages_delivered_total', 'Messages delivered to the messenger'),
+    messagesFailed: perMessenger('messages_failed_total', 'Delivery attempts that failed'),
+    messagesAbandoned: perMessenger('messages_abandoned_total', 'Messages given up on (permanent failure or attempts exhausted)'),
+    pollRequests: new Counter({ name: `${METRICS_PREFIX}poll_requests_total`, help: 'Polls answered 200', registers }),
+    pollPopped: new Counter({ name: `${METRICS_PREFIX}poll_popped_total`, help: 'Messages returned by poll', registers }),
+    rateLimitRejections,
+    bodiesForgotten: (() => {
+      const counter = new Counter({ name: `${METRICS_PREFIX}bodies_forgotten_total`, help: 'Data keys destroyed: the message bodies and contact ids they sealed can no longer be read', labelNames: ['reason'] as const, registers });
+      for (const reason of ['finished', 'retention', 'app deleted']) counter.inc({ reason }, 0);
+      return counter;
+    })(),
+    pollForgotten: new Counter({ name: `${METRICS_PREFIX}poll_forgotten_total`, help: 'Inbound messages found by a poll after their body was forgotten (retention passed before anyone polled)', registers }),
+  };
+};

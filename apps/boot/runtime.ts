@@ -1,0 +1,225 @@
+import type { FastifyInstance } from 'fastify';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { defaultDeliveryPolicy } from '../../domain/delivery/policy.ts';
+import type { Consumer } from '../../infra/broker/port.ts';
+import { createMessageSealer } from '../../infra/crypto/message-sealer.ts';
+import { createSecretBox } from '../../infra/crypto/secret-box.ts';
+import { resolveSecretKey } from '../../infra/crypto/secret-key-file.ts';
+import { createReadModels } from '../../projections/read-models.ts';
+import { startDeliveryWorker } from '../pipeline/delivery-worker.ts';
+import { startEventTopicsPublisher } from '../pipeline/event-topics-publisher.ts';
+import { startQueuePublisher } from '../pipeline/queue-publisher.ts';
+import { startIdentityProvisioner } from '../pipeline/identity-provisioner.ts';
+import { startBodyShredder, type BodyShredder } from '../pipeline/body-shredder.ts';
+import { inboundDepsOf, receiveInbound } from '../pipeline/inbound-receiver.ts';
+import { createBodyOpener } from '../pipeline/sealed-bodies.ts';
+import type { CheckpointedSubscription } from '../../infra/event-store/checkpointed-subscription.ts';
+import { messageRetentionMs, type Config } from './config.ts';
+import { SealingWindows } from '../commands/sealing-windows.ts';
+import { openConnectors, type Connectors } from './connectors.ts';
+import type { RelayContext } from './context.ts';
+import type { HttpParts } from '../http/start-http.ts';
+import { createLogger } from './logger.ts';
+import { createMetrics, type MetricsSnapshot } from './metrics.ts';
+import { startPipelineThread, type PipelineThread } from '../pipeline/pipeline-thread.ts';
+import { Readiness } from './readiness.ts';
+import { openBroker, openEventStore } from './stores.ts';
+import { startProjectionRunner } from '../read-models/runner.ts';
+import { VERSION } from './version.ts';
+
+export const ROLES = ['all', 'api', 'account', 'delivery', 'gateway'] as const;
+
+/** One data key per app and second, for at most 10,000 messages (docs/privacy.md). */
+const SEALING_WINDOW_MS = 1000;
+const SEALING_WINDOW_MAX_USES = 10_000;
+export type Role = (typeof ROLES)[number];
+
+/** Where the read models of the configured store are checkpointed (one file per kind of store). */
+export const readModelsSnapshotFile = (config: Config): string => path.join(config.dataDir, `read-models.${config.EVENT_STORE}.json`);
+
+/** Opens the stores, builds the read models from the history, and returns what every role shares. */
+export const openContext = async (
+  config: Config,
+  log: Logger = createLogger(config.LOG_LEVEL),
+  options: { processMetrics?: boolean; brokerMaintenance?: boolean } = {},
+): Promise<RelayContext> => {
+  const store = await openEventStore(config);
+  const broker = await openBroker(config, store, log, { maintenance: options.brokerMaintenance ?? false }).catch(async (error: unknown) => {
+    await store.close().catch(() => undefined);
+    throw error;
+  });
+  const models = createReadModels();
+  const secrets = createSecretBox(resolveSecretKey(config.RELAY_SECRET_KEY, config.dataDir));
+  const sealer = createMessageSealer(secrets);
+  const projections = await startProjectionRunner(store, models.all, log.child({ component: 'projections' }), {
+    file: readModelsSnapshotFile(config),
+    everyMs: 30_000,
+  });
+  const deliveryPolicy = {
+    ...defaultDeliveryPolicy,
+    maxAttempts: config.DELIVERY_MAX_ATTEMPTS,
+    baseDelayMs: config.DELIVERY_BACKOFF_BASE_MS,
+    factor: config.DELIVERY_BACKOFF_FACTOR,
+  };
+  return {
+    config,
+    version: VERSION,
+    log,
+    store,
+    broker,
+    models,
+    projections,
+    secrets,
+    sealer,
+    sealing: new SealingWindows(sealer, store.keys, { windowMs: SEALING_WINDOW_MS, maxUses: SEALING_WINDOW_MAX_USES, retentionMs: messageRetentionMs(config) }, log.child({ component: 'sealing' })),
+    deliveryPolicy,
+    metrics: createMetrics({ store, broker, deliveryPolicy, processWide: options.processMetrics ?? true }),
+    readiness: new Readiness(),
+  };
+};
+
+export const closeContext = async (ctx: RelayContext) => {
+  await ctx.sealing.close();
+  await ctx.projections.stop();
+  await ctx.broker.close();
+  await ctx.store.close();
+};
+
+export interface RunningRelay {
+  readonly ctx: RelayContext;
+  /** The HTTP server, for roles that serve one. */
+  readonly server: FastifyInstance | undefined;
+  /** Stops accepting, finishes in-flight work, commits offsets, closes the stores. */
+  close(): Promise<void>;
+}
+
+/** The parts of Relay one thread runs. */
+export interface Parts {
+  /** Which HTTP server it serves: the public API (with the dashboard and account API), the account API alone, its metrics alone, or none. */
+  readonly http: 'api' | 'account' | 'metrics' | 'none';
+  /** The publisher(s) and the delivery worker. */
+  readonly delivery: boolean;
+  /** The connectors' inbound side and the provisioner. */
+  readonly gateway: boolean;
+}
+
+/** What each role runs. `all` runs the API here and delivery and gateway in a thread of their own (see startRelay). */
+const PARTS: Record<Exclude<Role, 'all'>, Parts> = {
+  api: { http: 'api', delivery: false, gateway: false },
+  account: { http: 'account', delivery: false, gateway: false },
+  delivery: { http: 'metrics', delivery: true, gateway: false },
+  gateway: { http: 'metrics', delivery: false, gateway: true },
+};
+
+/**
+ * Starts a role. `all` is the API in this thread and the delivery pipeline (publisher, delivery
+ * worker, gateway, provisioner) in a worker thread of the same process: delivering then never
+ * holds up accepting (each delivery commits several SQLite transactions, synchronously), and the
+ * second core does the delivering. `/metrics` of the API shows both threads' counters.
+ */
+export const startRelay = async (config: Config, role: Role): Promise<RunningRelay> => {
+  if (role !== 'all') return startParts(config, PARTS[role]);
+  const log = createLogger(config.LOG_LEVEL);
+  let pipeline: PipelineThread | undefined;
+  // The API listens first (health answers 503 while the pipeline starts: on Kafka its consumer
+  // groups may take seconds to join after a crash), then the pipeline thread starts.
+  const relay = await startParts(config, PARTS.api, { log, otherMetrics: async () => (pipeline ? pipeline.metrics() : []), waitFor: ['delivery pipeline'] });
+  try {
+    pipeline = await startPipelineThread(config, log);
+  } catch (error) {
+    await relay.close().catch(() => undefined);
+    throw error;
+  }
+  relay.ctx.readiness.started('delivery pipeline');
+  const started = pipeline;
+  let closing: Promise<void> | undefined;
+  return {
+    ctx: relay.ctx,
+    server: relay.server,
+    close: () =>
+      (closing ??= (async () => {
+        try {
+          await relay.close();
+        } finally {
+          await started.stop();
+        }
+      })()),
+  };
+};
+
+export interface PartsOptions {
+  readonly log?: Logger;
+  /** Metrics of the other threads of this process, added to this one's at each scrape. */
+  readonly otherMetrics?: () => Promise<MetricsSnapshot[]>;
+  /** Parts started elsewhere that health waits for (it answers 503 until they run). */
+  readonly waitFor?: readonly string[];
+}
+
+/** Starts the given parts of Relay in this thread. */
+export const startParts = async (config: Config, parts: Parts, options: PartsOptions = {}): Promise<RunningRelay> => {
+  const ctx = await openContext(config, options.log, { processMetrics: parts.http !== 'none', brokerMaintenance: parts.delivery });
+  for (const part of options.waitFor ?? []) ctx.readiness.waitFor(part);
+  const subscriptions: CheckpointedSubscription[] = [];
+  const consumers: Consumer[] = [];
+  let shredder: BodyShredder | undefined;
+  let connectors: Connectors | undefined;
+  let http: HttpParts | undefined;
+
+  try {
+    if (parts.delivery || parts.gateway) connectors = openConnectors(config);
+    if (parts.gateway) {
+      subscriptions.push(await startIdentityProvisioner(ctx.store, connectors!.byMessenger, ctx.log));
+      const inbound = inboundDepsOf(ctx);
+      for (const connector of connectors!.byMessenger.values()) {
+        await connector.listen(async (message) => {
+          const result = await receiveInbound(inbound, message);
+          if (result.kind === 'unrouted') ctx.log.warn({ messenger: message.messenger, reason: result.reason }, 'inbound message not routed');
+        });
+      }
+    }
+    if (parts.delivery) {
+      subscriptions.push(await startQueuePublisher(ctx.store, ctx.broker, ctx.log));
+      // Analytics consumers subscribe to Kafka's events.<category>; nobody outside reads the embedded log.
+      if (config.BROKER === 'kafka') subscriptions.push(await startEventTopicsPublisher(ctx.store, ctx.broker, ctx.log));
+      consumers.push(
+        await startDeliveryWorker({
+          store: ctx.store,
+          broker: ctx.broker,
+          apps: ctx.models.apps,
+          connectors: connectors!.byMessenger,
+          bodies: createBodyOpener(ctx.store, ctx.sealer),
+          policy: ctx.deliveryPolicy,
+          metrics: ctx.metrics,
+          log: ctx.log.child({ component: 'delivery' }),
+        }),
+      );
+      shredder = startBodyShredder({ store: ctx.store, metrics: ctx.metrics, log: ctx.log.child({ component: 'shredder' }), intervalMs: config.BODY_SHRED_INTERVAL_MS });
+    }
+    if (parts.http !== 'none') {
+      const { startHttp } = await import('../http/start-http.ts');
+      http = await startHttp(ctx, parts.http, options.otherMetrics);
+    }
+  } catch (error) {
+    await ctx.log.flush?.();
+    await shredder?.stop();
+    await connectors?.close().catch(() => undefined);
+    await closeContext(ctx).catch(() => undefined);
+    throw error;
+  }
+
+  let closing: Promise<void> | undefined;
+  return {
+    ctx,
+    server: http?.server,
+    close: () =>
+      (closing ??= (async () => {
+        await http?.close();
+        for (const consumer of consumers) await consumer.stop();
+        await shredder?.stop();
+        for (const subscription of subscriptions) await subscription.stop();
+        await connectors?.close();
+        await closeContext(ctx);
+      })()),
+  };
+};

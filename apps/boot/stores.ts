@@ -1,0 +1,93 @@
+import path from 'node:path';
+import fs from 'node:fs';
+import type { Logger } from 'pino';
+import type { Broker } from '../../infra/broker/port.ts';
+import type { EventStore, EventTagger } from '../../infra/event-store/port.ts';
+import { tagsOf, TAGS_VERSION } from '../history/event-tags.ts';
+import type { SqliteSynchronous } from '../../infra/sqlite/open-sqlite.ts';
+import { messageRetentionMs, type Config } from './config.ts';
+import { topicPolicyOf } from '../pipeline/topology.ts';
+import { configuredStoreLocation, type StoreLocation } from './store-location.ts';
+
+/*
+ * Each adapter is imported when it is configured: the client libraries of the stores not in use
+ * (gRPC for EventStoreDB, kafkajs, pg: about 11 MB of heap) are not loaded into every thread.
+ */
+
+/** Which apps each event concerns: the index every store keeps beside the history (apps/history/event-tags.ts). */
+export const relayTagger: EventTagger = { version: TAGS_VERSION, tagsOf };
+
+/** Opens the event store that the configuration names. */
+export const openEventStore = (config: Config): Promise<EventStore> =>
+  openEventStoreAt(configuredStoreLocation(config), {
+    sqliteSynchronous: config.SQLITE_SYNCHRONOUS,
+    ...(config.EVENT_STORE === 'eventstoredb' ? { keyVault: { connectionString: config.DATABASE_URL!, schema: config.DATABASE_SCHEMA } } : {}),
+  });
+
+export interface OpenOptions {
+  readonly sqliteSynchronous?: SqliteSynchronous;
+  /** EventStoreDB only: the PostgreSQL database and schema of its data keys (it has no tables of its own). */
+  readonly keyVault?: { readonly connectionString: string; readonly schema: string };
+}
+
+/** Opens the event store at a location (the configured one, or one given to `relay events copy`). */
+export const openEventStoreAt = async (location: StoreLocation, options: OpenOptions = {}): Promise<EventStore> => {
+  switch (location.kind) {
+    case 'sqlite': {
+      const { createSqliteEventStore } = await import('../../infra/event-store/sqlite/sqlite-event-store.ts');
+      fs.mkdirSync(path.dirname(location.file), { recursive: true });
+      // 5 ms: commits of other processes (the CLI, other roles) reach subscribers within that.
+      return createSqliteEventStore({ path: location.file, synchronous: options.sqliteSynchronous ?? 'full', pollIntervalMs: 5, tagger: relayTagger });
+    }
+    case 'postgres': {
+      const { createPostgresEventStore } = await import('../../infra/event-store/postgres/postgres-event-store.ts');
+      return createPostgresEventStore({ connectionString: location.connectionString, schema: location.schema, tagger: relayTagger });
+    }
+    case 'eventstoredb': {
+      const [{ createEventStoreDbEventStore }, { createPostgresKeyVault }] = await Promise.all([
+        import('../../infra/event-store/eventstoredb/eventstoredb-event-store.ts'),
+        import('../../infra/event-store/postgres/postgres-event-store.ts'),
+      ]);
+      return createEventStoreDbEventStore({
+        connectionString: location.connectionString,
+        ...(location.namespace ? { namespace: location.namespace } : {}),
+        tagger: relayTagger,
+        ...(options.keyVault ? { vault: createPostgresKeyVault(options.keyVault) } : {}),
+      });
+    }
+  }
+};
+
+/** How Relay's topics are kept (apps/pipeline/topology.ts): partitions, and the message retention. */
+const relayTopicPolicy = (config: Config) => topicPolicyOf({ partitions: config.KAFKA_PARTITIONS, retentionMs: messageRetentionMs(config) });
+
+/** Opens the broker that the configuration names; Kafka keeps its pop claims in the event store. */
+export const openBroker = async (config: Config, store: EventStore, log: Logger, options: { maintenance?: boolean } = {}): Promise<Broker> => {
+  switch (config.BROKER) {
+    case 'embedded': {
+      const { createEmbeddedBroker } = await import('../../infra/broker/embedded/embedded-broker.ts');
+      fs.mkdirSync(config.dataDir, { recursive: true });
+      return createEmbeddedBroker({
+        path: path.join(config.dataDir, 'broker.db'),
+        synchronous: config.SQLITE_SYNCHRONOUS,
+        topicPolicy: relayTopicPolicy(config),
+        // The retention of the log runs where delivery runs: one pruner per file, not one per thread.
+        maintenance: options.maintenance ?? false,
+      });
+    }
+    case 'kafka': {
+      const [{ createKafkaBroker }, { createEventStorePopCursors }] = await Promise.all([
+        import('../../infra/broker/kafka/kafka-broker.ts'),
+        import('../../infra/broker/kafka/event-store-pop-cursors.ts'),
+      ]);
+      return createKafkaBroker({
+        brokers: config.KAFKA_BROKERS!.split(','),
+        cursors: createEventStorePopCursors(store),
+        partitions: config.KAFKA_PARTITIONS,
+        topicPolicy: relayTopicPolicy(config),
+        prefix: config.KAFKA_TOPIC_PREFIX,
+        log: log.child({ component: 'kafka' }),
+      });
+    }
+  }
+};

@@ -1,0 +1,55 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import { buildAccountApp } from '../account/app.ts';
+import { RateLimiter } from '../api/rate-limiter.ts';
+import { metricsRoute } from './metrics-route.ts';
+import { httpForwarder, inProcessForwarder } from '../dashboard/forwarder.ts';
+import { buildServer } from './server.ts';
+import type { RelayContext } from '../boot/context.ts';
+import type { MetricsSnapshot } from '../boot/metrics.ts';
+
+/** An HTTP face of Relay, listening. */
+export interface HttpParts {
+  readonly server: FastifyInstance;
+  close(): Promise<void>;
+}
+
+/**
+ * Builds and starts the HTTP server of a thread: the public API (with the dashboard proxy and,
+ * in-process unless DASHBOARD_BACKEND_URL says otherwise, the account API), the account API
+ * alone, or only the metrics (delivery and gateway roles, for the operator's scraper). Loaded
+ * only by threads that serve HTTP: the delivery pipeline's thread does without fastify.
+ */
+export const startHttp = async (
+  ctx: RelayContext,
+  kind: 'api' | 'account' | 'metrics',
+  otherMetrics?: () => Promise<MetricsSnapshot[]>,
+): Promise<HttpParts> => {
+  const { config } = ctx;
+  let limiter: RateLimiter | undefined;
+  let account: FastifyInstance | undefined;
+  let server: FastifyInstance;
+  if (kind === 'metrics') {
+    server = Fastify({ logger: false });
+    await server.register(metricsRoute(ctx.metrics));
+  } else {
+    account = await buildAccountApp(ctx);
+    if (kind === 'account') server = account;
+    else {
+      limiter = new RateLimiter(config.RATE_LIMIT_WINDOW_MS, config.RATE_LIMIT_EVICT_INTERVAL_MS);
+      const forwardToAccount = config.DASHBOARD_BACKEND_URL ? httpForwarder(config.DASHBOARD_BACKEND_URL) : inProcessForwarder(account);
+      server = await buildServer(ctx, { limiter, forwardToAccount, accountDocs: () => account!.swagger(), otherMetrics });
+    }
+  }
+  const close = async () => {
+    await server.close();
+    if (account !== undefined && account !== server) await account.close();
+    limiter?.close();
+  };
+  try {
+    await server.listen({ port: config.PORT, host: config.HOST });
+  } catch (error) {
+    await close().catch(() => undefined);
+    throw error;
+  }
+  return { server, close };
+};

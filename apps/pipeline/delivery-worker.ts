@@ -1,0 +1,112 @@
+import type { Logger } from 'pino';
+import type { AttemptOutcome, RecordAttempt } from '../../domain/delivery/commands.ts';
+import { deliveryDecider, deliveryStreamName } from '../../domain/delivery/decider.ts';
+import { isFinalOutcome } from '../../domain/delivery/events.ts';
+import type { OutboundRef } from '../../domain/send-batch/message.ts';
+import type { DeliveryPolicy } from '../../domain/delivery/policy.ts';
+import type { Messenger } from '../../domain/shared/messengers.ts';
+import type { Broker, Consumer } from '../../infra/broker/port.ts';
+import type { EventStore } from '../../infra/event-store/port.ts';
+import type { MessengerConnector } from '../../infra/messenger/port.ts';
+import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
+import { handleCommand } from '../commands/handle-command.ts';
+import type { RelayMetrics } from '../boot/metrics.ts';
+import { isLegacyOutbound, type OutboundRecord } from './queue-records.ts';
+import type { BodyOpener } from './sealed-bodies.ts';
+import { DELIVERY_GROUP, deliveryTopics } from './topology.ts';
+
+
+export interface DeliveryWorkerDeps {
+  store: EventStore;
+  broker: Broker;
+  apps: AppsProjection;
+  connectors: ReadonlyMap<Messenger, MessengerConnector>;
+  bodies: BodyOpener;
+  policy: DeliveryPolicy;
+  metrics: RelayMetrics;
+  log: Logger;
+}
+
+export const FORGOTTEN_BODY = 'Message body forgotten before delivery (retention or app deleted)';
+
+/** Hands one attempt to the connector of its messenger, unless its app-messenger cannot send or its body is gone. */
+const attempt = async (deps: DeliveryWorkerDeps, { message }: OutboundRecord, keys: ReadonlyMap<string, string>): Promise<AttemptOutcome> => {
+  const app = deps.apps.app(message.appId);
+  if (!app) return { ok: false, permanent: true, reason: 'App deleted' };
+  if (app.settings.status !== 'active') return { ok: false, permanent: true, reason: 'App disabled' };
+  const appMessenger = deps.apps.appMessengerOf(message.appId, message.messenger);
+  if (!appMessenger) return { ok: false, permanent: true, reason: `App does not use ${message.messenger}` };
+  if (appMessenger.status === 'disabled') return { ok: false, permanent: true, reason: 'App messenger disabled' };
+  if (appMessenger.status === 'processing' || appMessenger.address === null)
+    return { ok: false, permanent: false, reason: 'App messenger identity is still being provisioned' };
+  const connector = deps.connectors.get(message.messenger);
+  if (!connector) return { ok: false, permanent: false, reason: `No connector for ${message.messenger}` };
+  // A store that cannot be read rejects here: the record is handed again later, no attempt is spent.
+  const body = isLegacyOutbound(message) ? { c: message.contactId, t: message.text, ...(message.groupId !== undefined ? { g: message.groupId } : {}) } : await deps.bodies.open(message, keys.get(message.keyId), new Date());
+  if (body === 'forgotten') return { ok: false, permanent: true, reason: FORGOTTEN_BODY };
+  try {
+    const outcome = await connector.deliver({
+      messageId: message.messageId,
+      from: appMessenger.address,
+      contactId: body.c,
+      text: body.t,
+      ...(body.g !== undefined ? { groupId: body.g } : {}),
+    });
+    // A message of a Relay older than privacy at rest has no sealed body to retry from: one attempt.
+    if (!outcome.ok && isLegacyOutbound(message)) return { ...outcome, permanent: true, reason: `${outcome.reason} (accepted before an upgrade: not retried)` };
+    return outcome;
+  } catch (error) {
+    return { ok: false, permanent: false, reason: error instanceof Error ? error.message : String(error) };
+  }
+};
+
+/** What the decider needs of a record's message (a legacy one has no sealed body: no batch, no key). */
+const refOf = (message: OutboundRecord['message']): OutboundRef =>
+  isLegacyOutbound(message)
+    ? { messageId: message.messageId, appId: message.appId, messenger: message.messenger, batchId: '', keyId: '' }
+    : message;
+
+/**
+ * Delivers one record and records the outcome as events. A record seen again (re-delivery after
+ * a crash between the append and the offset commit) whose outcome is known is skipped without
+ * calling the connector; a crash between the connector call and the append makes that attempt
+ * happen at most twice. A final outcome releases the message's use of its data key in the same
+ * transaction (the key is destroyed when every message it seals is done).
+ */
+export const deliverRecord = async (deps: DeliveryWorkerDeps, value: OutboundRecord, keys: ReadonlyMap<string, string>): Promise<void> => {
+  const ref = refOf(value.message);
+  const result = await handleCommand(
+    deps.store,
+    deliveryStreamName(ref.messageId),
+    deliveryDecider,
+    async (state): Promise<RecordAttempt | undefined> => {
+      if (state.finished || value.attempt <= state.attemptsRecorded) return undefined;
+      const outcome = await attempt(deps, value, keys);
+      return { type: 'RecordAttempt', data: { message: ref, attempt: value.attempt, outcome, policy: deps.policy, now: new Date() } };
+    },
+    { actor: 'system:delivery', correlationId: ref.messageId },
+    { keys: (events) => (ref.keyId !== '' && events.some(isFinalOutcome) ? { release: [ref.keyId] } : undefined) },
+  );
+  if (!result.ok) throw new Error(result.error.message);
+  // Only the outcome appended now: a skipped duplicate appends nothing.
+  const messenger = ref.messenger;
+  for (const event of result.events) {
+    if (event.type === 'MessageDelivered') deps.metrics.messagesDelivered.inc({ messenger });
+    else if (event.type === 'DeliveryAttemptFailed') deps.metrics.messagesFailed.inc({ messenger });
+    else deps.metrics.messagesAbandoned.inc({ messenger });
+  }
+};
+
+export const startDeliveryWorker = (deps: DeliveryWorkerDeps): Promise<Consumer> =>
+  deps.broker.consume({
+    groupId: DELIVERY_GROUP,
+    topics: deliveryTopics(deps.policy),
+    batchSize: 25,
+    handler: async (records) => {
+      const values = records.map((record) => JSON.parse(record.value) as OutboundRecord);
+      // The records' data keys in one read (a key destroyed during this call still serves it: milliseconds).
+      const keys = await deps.bodies.keysOf(values.flatMap((value) => (isLegacyOutbound(value.message) ? [] : [value.message])), new Date());
+      await Promise.all(values.map((value) => deliverRecord(deps, value, keys)));
+    },
+    onError: (error) => deps.log.error({ err: error }, 'delivery batch failed; it will be retried'),
+  });

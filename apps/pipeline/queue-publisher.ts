@@ -1,0 +1,94 @@
+import type { Logger } from 'pino';
+import type { AppEvent } from '../../domain/app/events.ts';
+import type { DeliveryEvent } from '../../domain/delivery/events.ts';
+import type { InboundEvent } from '../../domain/inbound/events.ts';
+import type { SendBatchEvent } from '../../domain/send-batch/events.ts';
+import type { Broker, OutgoingRecord } from '../../infra/broker/port.ts';
+import { startCheckpointedSubscription, type CheckpointedSubscription } from '../../infra/event-store/checkpointed-subscription.ts';
+import type { EventStore, RecordedEvent } from '../../infra/event-store/port.ts';
+import type { OutboundRef } from '../../domain/send-batch/message.ts';
+import type { DeadNotice, InboundRecord, LegacyOutboundMessage, OutboundRecord } from './queue-records.ts';
+import { checkpoints, QUEUE_PUBLISHER_FILTER, topics } from './topology.ts';
+
+/**
+ * The only way messages reach the broker: a checkpointed subscription to the event store that
+ * turns accepted, retried and received messages into queue records, abandoned ones into dead
+ * notices, and keeps each app's inbound queue from its creation to its deletion. Each record
+ * carries the message id (plus the attempt for retries) as its idempotency id, and is keyed by
+ * app (never by contact: a record key is stored in clear).
+ */
+export const recordsFor = (event: RecordedEvent): OutgoingRecord[] => {
+  const e = event as unknown as SendBatchEvent | DeliveryEvent | InboundEvent;
+  switch (e.type) {
+    case 'MessagesAccepted': {
+      const { batchId } = e.data;
+      return e.data.messages.map((message) => ({
+        topic: topics.outbound(message.messenger),
+        key: message.appId,
+        value: JSON.stringify({ message: { ...message, batchId }, attempt: 1 } satisfies OutboundRecord),
+        id: message.messageId,
+      }));
+    }
+    case 'DeliveryAttemptFailed': {
+      const { retry, messageId, appId, messenger, batchId, keyId } = e.data;
+      if (!retry) return [];
+      // An event of a Relay older than privacy at rest carries the message itself.
+      const legacy = (retry as { message?: LegacyOutboundMessage }).message;
+      const message = legacy ?? ({ messageId, appId, messenger: messenger as OutboundRef['messenger'], batchId, keyId } satisfies OutboundRef);
+      return [
+        {
+          topic: topics.retry(e.data.attempt),
+          key: appId,
+          value: JSON.stringify({ message, attempt: retry.attempt } satisfies OutboundRecord),
+          id: `${messageId}:${retry.attempt}`,
+          dueAt: Date.parse(retry.dueAt),
+        },
+      ];
+    }
+    case 'MessageAbandoned': {
+      const { messageId, appId, messenger, attempts, reason, abandonedAt } = e.data;
+      return [{ topic: topics.dead, key: appId, value: JSON.stringify({ messageId, appId, messenger, attempts, reason, abandonedAt } satisfies DeadNotice), id: messageId }];
+    }
+    case 'InboundMessageReceived': {
+      const { receivedAt: _receivedAt, ...message } = e.data;
+      return [{ topic: topics.inbound(message.appId), key: message.appId, value: JSON.stringify(message satisfies InboundRecord), id: message.messageId }];
+    }
+    default:
+      return [];
+  }
+};
+
+/** Topics to create ahead of their first record, and to delete with what they hold: an app's inbound queue lives as long as the app. */
+export const topicChangesFor = (event: RecordedEvent): { create: string[]; delete: string[] } => {
+  const e = event as unknown as AppEvent;
+  if (e.type === 'AppCreated') return { create: [topics.inbound(e.data.appId)], delete: [] };
+  if (e.type === 'AppDeleted') return { create: [], delete: [topics.inbound(e.data.appId)] };
+  return { create: [], delete: [] };
+};
+
+export const startQueuePublisher = (store: EventStore, broker: Broker, log: Logger): Promise<CheckpointedSubscription> =>
+  startCheckpointedSubscription(store, {
+    name: checkpoints.queuePublisher,
+    filter: QUEUE_PUBLISHER_FILTER,
+    // A send batch event carries up to 50 messages: small batches keep each publish short.
+    batchSize: 20,
+    log: log.child({ component: 'queue-publisher' }),
+    handler: async (events) => {
+      // In order: records of an app published before its deletion, then the queue deleted with them.
+      let records: OutgoingRecord[] = [];
+      const flush = async () => {
+        if (records.length > 0) await broker.publish(records);
+        records = [];
+      };
+      for (const event of events) {
+        const topicChanges = topicChangesFor(event);
+        if (topicChanges.create.length > 0) await broker.ensureTopics(topicChanges.create);
+        if (topicChanges.delete.length > 0) {
+          await flush();
+          await broker.deleteTopics(topicChanges.delete);
+        }
+        records.push(...recordsFor(event));
+      }
+      await flush();
+    },
+  });

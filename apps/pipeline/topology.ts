@@ -1,0 +1,59 @@
+import type { DeliveryPolicy } from '../../domain/delivery/policy.ts';
+import { MESSENGERS } from '../../domain/shared/messengers.ts';
+import type { TopicPolicy } from '../../infra/broker/port.ts';
+
+/**
+ * The names the delivery pipeline is built from, in one place: the broker's topics, its consumer
+ * group, and the checkpoints of the subscriptions that feed it. Everything that publishes,
+ * consumes, measures or documents them takes the names from here.
+ */
+export const topics = {
+  /** First attempts of outbound messages, per messenger. */
+  outbound: (messenger: string) => `outbound.${messenger}`,
+  /** Attempt n+1 of a message whose attempt n failed (delayed records). */
+  retry: (failedAttempt: number) => `outbound.retry.${failedAttempt}`,
+  /** Notices of abandoned messages (no body). */
+  dead: 'outbound.dead',
+  /** What contacts wrote to an app: popped by poll. */
+  inbound: (appId: string) => `inbound.${appId}`,
+  /** Every event of a category, for analytics consumers (Kafka only). */
+  events: (category: string) => `events.${category}`,
+} as const;
+
+/** The consumer group of the delivery workers. */
+export const DELIVERY_GROUP = 'delivery';
+
+/** The topics a delivery worker consumes: first attempts and every retry stage. */
+export const deliveryTopics = (policy: DeliveryPolicy): string[] => [
+  ...MESSENGERS.map(topics.outbound),
+  ...Array.from({ length: Math.max(0, policy.maxAttempts - 1) }, (_, i) => topics.retry(i + 1)),
+];
+
+/** Checkpoints (in the event store) of the subscriptions of the pipeline. */
+export const checkpoints = {
+  /** The queue publisher: events → outbound, retry, dead and inbound records. */
+  queuePublisher: 'publisher',
+  /** The event-topics publisher: events → `events.<category>`. */
+  eventTopics: 'event-topics',
+  /** The identity provisioner: new app-messengers → bot identities. */
+  identityProvisioner: 'provisioner',
+} as const;
+
+/** The events the queue publisher reads (its checkpoint moves only over these). */
+export const QUEUE_PUBLISHER_FILTER = { categories: ['sendbatch', 'outbound', 'inbound', 'app'] } as const;
+
+/**
+ * How the broker keeps each topic. An app's inbound queue is one partition (one ordered queue for
+ * poll) kept at most the message retention: a message nobody polled by then has lost its body
+ * anyway (docs/privacy.md). Dead notices are kept as long. The outbound queues and their retries
+ * hold references only (no body) and are kept until consumed: a delivery due after the retention
+ * must still come, find its body forgotten, and record the message abandoned. `events.<category>`
+ * holds no body and is kept as the broker's own default says.
+ */
+export const topicPolicyOf =
+  (settings: { partitions: number; retentionMs: number }) =>
+  (topic: string): TopicPolicy => {
+    if (topic.startsWith('inbound.')) return { partitions: 1, retentionMs: settings.retentionMs };
+    if (topic === topics.dead) return { partitions: settings.partitions, retentionMs: settings.retentionMs };
+    return { partitions: settings.partitions };
+  };

@@ -1,0 +1,58 @@
+import { assertNever, type Decider, type Decision } from '../shared/decider.ts';
+import type { DeliveryCommand } from './commands.ts';
+import type { DeliveryEvent } from './events.ts';
+import { retryDelayMs } from './policy.ts';
+
+export const deliveryStreamName = (messageId: string) => `outbound-${messageId}`;
+
+export interface DeliveryState {
+  attemptsRecorded: number;
+  finished: boolean;
+}
+
+export const decide = (command: DeliveryCommand, state: DeliveryState): Decision<DeliveryEvent> => {
+  if (command.type !== 'RecordAttempt') return assertNever(command.type);
+  const { message, attempt, outcome, policy, now } = command.data;
+  // A re-delivered record whose outcome is already known changes nothing (at-least-once consumers).
+  if (state.finished || attempt <= state.attemptsRecorded) return [];
+  const at = now.toISOString();
+  const { messageId, appId, messenger, batchId, keyId } = message;
+  if (outcome.ok) return [{ type: 'MessageDelivered', data: { messageId, appId, messenger, attempt, deliveredAt: at } }];
+  const failed = { messageId, appId, messenger, batchId, keyId, attempt, reason: outcome.reason, permanent: outcome.permanent, failedAt: at };
+  const last = outcome.permanent || attempt >= policy.maxAttempts;
+  if (last) {
+    return [
+      { type: 'DeliveryAttemptFailed', data: failed },
+      {
+        type: 'MessageAbandoned',
+        data: {
+          messageId,
+          appId,
+          messenger,
+          attempts: attempt,
+          reason: outcome.permanent ? outcome.reason : `Gave up after ${attempt} attempts: ${outcome.reason}`,
+          abandonedAt: at,
+        },
+      },
+    ];
+  }
+  const dueAt = new Date(now.getTime() + retryDelayMs(policy, attempt)).toISOString();
+  return [{ type: 'DeliveryAttemptFailed', data: { ...failed, permanent: false, retry: { attempt: attempt + 1, dueAt } } }];
+};
+
+export const evolve = (state: DeliveryState, event: DeliveryEvent): DeliveryState => {
+  switch (event.type) {
+    case 'MessageDelivered':
+      return { attemptsRecorded: event.data.attempt, finished: true };
+    case 'DeliveryAttemptFailed':
+      return { ...state, attemptsRecorded: event.data.attempt };
+    case 'MessageAbandoned':
+      return { ...state, finished: true };
+    default:
+      return assertNever(event);
+  }
+};
+
+export const initialState = (): DeliveryState => ({ attemptsRecorded: 0, finished: false });
+
+export const deliveryDecider: Decider<DeliveryState, DeliveryCommand, DeliveryEvent> = { decide, evolve, initialState };

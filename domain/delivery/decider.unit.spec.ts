@@ -1,0 +1,70 @@
+import { expect } from 'vitest';
+import { describe, it } from 'vitest';
+import { deciderSpec } from '../../test/support/decider-spec.ts';
+import { deliveryDecider } from './decider.ts';
+import type { DeliveryEvent } from './events.ts';
+import { defaultDeliveryPolicy as policy, retryDelayMs } from './policy.ts';
+import type { OutboundRef } from '../send-batch/message.ts';
+
+const now = new Date('2026-01-02T03:04:05.000Z');
+const at = now.toISOString();
+const spec = deciderSpec(deliveryDecider);
+const message: OutboundRef = { messageId: 'm1', appId: 'app_1', messenger: 'signal', batchId: 'b1', keyId: 'k1' };
+const fail = { ok: false as const, permanent: false, reason: 'connector down' };
+const failed = (attempt: number, retry: boolean): DeliveryEvent => ({
+  type: 'DeliveryAttemptFailed',
+  data: {
+    messageId: 'm1',
+    appId: 'app_1',
+    messenger: 'signal',
+    batchId: 'b1',
+    keyId: 'k1',
+    attempt,
+    reason: 'connector down',
+    permanent: false,
+    failedAt: at,
+    ...(retry ? { retry: { attempt: attempt + 1, dueAt: new Date(now.getTime() + retryDelayMs(policy, attempt)).toISOString() } } : {}),
+  },
+});
+
+describe('delivery decider', () => {
+  it('backs off 1 s then 4 s by default', () => {
+    expect(retryDelayMs(policy, 1)).toBe(1000);
+    expect(retryDelayMs(policy, 2)).toBe(4000);
+  });
+
+  it('records a delivery', () =>
+    spec
+      .given([])
+      .when({ type: 'RecordAttempt', data: { message, attempt: 1, outcome: { ok: true }, policy, now } })
+      .then([{ type: 'MessageDelivered', data: { messageId: 'm1', appId: 'app_1', messenger: 'signal', attempt: 1, deliveredAt: at } }]));
+
+  it('schedules a retry after a first failure', () =>
+    spec.given([]).when({ type: 'RecordAttempt', data: { message, attempt: 1, outcome: fail, policy, now } }).then([failed(1, true)]));
+
+  it('abandons after the third failure', () =>
+    spec
+      .given([failed(1, true), failed(2, true)])
+      .when({ type: 'RecordAttempt', data: { message, attempt: 3, outcome: fail, policy, now } })
+      .then([
+        failed(3, false),
+        { type: 'MessageAbandoned', data: { messageId: 'm1', appId: 'app_1', messenger: 'signal', attempts: 3, reason: 'Gave up after 3 attempts: connector down', abandonedAt: at } },
+      ]));
+
+  it('abandons at once on a permanent failure (a contact id the messenger rejects)', () =>
+    spec
+      .given([])
+      .when({ type: 'RecordAttempt', data: { message, attempt: 1, outcome: { ok: false, permanent: true, reason: 'Invalid contactId' }, policy, now } })
+      .then([
+        { type: 'DeliveryAttemptFailed', data: { messageId: 'm1', appId: 'app_1', messenger: 'signal', batchId: 'b1', keyId: 'k1', attempt: 1, reason: 'Invalid contactId', permanent: true, failedAt: at } },
+        { type: 'MessageAbandoned', data: { messageId: 'm1', appId: 'app_1', messenger: 'signal', attempts: 1, reason: 'Invalid contactId', abandonedAt: at } },
+      ]));
+
+  it('ignores a re-delivered attempt whose outcome is known', () => {
+    spec.given([failed(1, true)]).when({ type: 'RecordAttempt', data: { message, attempt: 1, outcome: { ok: true }, policy, now } }).thenNothingHappens();
+    spec
+      .given([{ type: 'MessageDelivered', data: { messageId: 'm1', appId: 'app_1', messenger: 'signal', attempt: 1, deliveredAt: at } }])
+      .when({ type: 'RecordAttempt', data: { message, attempt: 2, outcome: fail, policy, now } })
+      .thenNothingHappens();
+  });
+});

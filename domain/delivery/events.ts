@@ -1,0 +1,31 @@
+/**
+ * On stream `outbound-<messageId>`: the outcome of each delivery attempt. Each names the message's
+ * app and messenger, so that an app's history can be read without the send batch; none carries
+ * the body or the contact (they are sealed in the batch: `batchId`, `keyId`). A final outcome
+ * (delivered, abandoned) releases the message's use of its data key in the same transaction.
+ */
+export type DeliveryEvent =
+  | { type: 'MessageDelivered'; data: { messageId: string; appId: string; messenger: string; attempt: number; deliveredAt: string } }
+  | {
+      type: 'DeliveryAttemptFailed';
+      data: {
+        messageId: string;
+        appId: string;
+        messenger: string;
+        batchId: string;
+        keyId: string;
+        attempt: number;
+        reason: string;
+        permanent: boolean;
+        failedAt: string;
+        /** Present when another attempt follows: which, and when. */
+        retry?: { attempt: number; dueAt: string };
+      };
+    }
+  | {
+      type: 'MessageAbandoned';
+      data: { messageId: string; appId: string; messenger: string; attempts: number; reason: string; abandonedAt: string };
+    };
+
+/** Whether an event ends the delivery of its message. */
+export const isFinalOutcome = (event: DeliveryEvent): boolean => event.type === 'MessageDelivered' || event.type === 'MessageAbandoned';

@@ -1,0 +1,42 @@
+import type { Messenger } from '../shared/messengers.ts';
+
+/** One outbound message as a client sent it: in memory only; the history keeps its private part sealed. */
+export interface OutboundMessage {
+  messageId: string;
+  appId: string;
+  messenger: Messenger;
+  contactId: string;
+  text: string;
+  groupId?: string;
+}
+
+/** What the history and the queues say in clear of an accepted message: who, to which app, on which messenger. */
+export interface AcceptedMessage {
+  messageId: string;
+  appId: string;
+  messenger: Messenger;
+  /** The data key that seals its body (docs/privacy.md). */
+  keyId: string;
+}
+
+/** The private part of one message, as sealed: contact id, text, group id. */
+export interface MessageBody {
+  c: string;
+  t: string;
+  g?: string;
+}
+
+/** The sealed bodies of one app's messages in a batch: `{ [messageId]: MessageBody }` under one data key. */
+export interface SealedBodies {
+  keyId: string;
+  appId: string;
+  sealed: string;
+}
+
+/** An accepted message and where its body is: what a delivery attempt needs. */
+export interface OutboundRef extends AcceptedMessage {
+  batchId: string;
+}
+
+/** What a batch's sealed payload of one data key is bound to (its additional authenticated data): it opens for that batch and key only. */
+export const bodiesBinding = (batchId: string, keyId: string) => `sendbatch-${batchId}/${keyId}`;

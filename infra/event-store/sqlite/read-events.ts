@@ -1,0 +1,136 @@
+import type Database from 'better-sqlite3';
+import type { EventFilter, RecordedEvent } from '../port.ts';
+import { distinctTags, epochMs } from '../validation.ts';
+import { readAllSql, sql, tagPositionsSql, type EventRow, type ReadAllShape } from './schema.ts';
+
+/** Statements of filtered reads kept prepared (one per shape of filter and limit). */
+const STATEMENT_CACHE_SIZE = 64;
+/** Positions one tag's cursor reads at a time while tags are merged. */
+const TAG_CHUNK = 256;
+
+export interface EventPage {
+  readonly events: RecordedEvent[];
+  /** Whether the page ended on its limit of events or bytes (more may match after it). */
+  readonly cut: boolean;
+}
+
+/**
+ * Filtered, byte-bounded reads of the whole log. Rows are taken one at a time from the statement
+ * (never a whole LIMIT-sized page first), so a page holds at most `maxBytes` of data and metadata
+ * beyond its first event.
+ *
+ * A tags filter reads each tag's range of event_tags (with the other criteria checked on the
+ * event) in chunks and merges them in position order: the cost follows the events the tags have
+ * after `after`, not everything they ever had.
+ */
+export const createEventReader = (db: Database.Database) => {
+  const statements = new Map<string, Database.Statement<unknown[], unknown>>();
+  const eventAt = db.prepare<[bigint], EventRow>(sql.eventAt);
+
+  const prepared = <R>(text: string): Database.Statement<unknown[], R> => {
+    let statement = statements.get(text);
+    if (statement === undefined) {
+      if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
+      statement = db.prepare<unknown[], unknown>(text);
+      statements.set(text, statement);
+    }
+    return statement as Database.Statement<unknown[], R>;
+  };
+
+  const shapeOf = (filter: EventFilter | undefined, upTo: boolean, limit: number): ReadAllShape => ({
+    categories: filter?.categories?.length,
+    streams: filter?.streams?.length,
+    types: filter?.types?.length,
+    since: filter?.since !== undefined,
+    until: filter?.until !== undefined,
+    upTo,
+    limit,
+  });
+
+  const criteriaParameters = (filter: EventFilter | undefined): unknown[] => {
+    const parameters: unknown[] = [...(filter?.categories ?? []), ...(filter?.streams ?? []), ...(filter?.types ?? [])];
+    if (filter?.since !== undefined) parameters.push(epochMs(filter.since, 'filter.since'));
+    if (filter?.until !== undefined) parameters.push(epochMs(filter.until, 'filter.until'));
+    return parameters;
+  };
+
+  /** Adds events to a page while they fit; false once the page is full (by bytes). */
+  const pager = (maxBytes: number) => {
+    const events: RecordedEvent[] = [];
+    let bytes = 0;
+    return {
+      events,
+      add(row: EventRow): boolean {
+        const size = Buffer.byteLength(row.data, 'utf8') + Buffer.byteLength(row.metadata, 'utf8');
+        if (events.length > 0 && bytes + size > maxBytes) return false;
+        bytes += size;
+        events.push(toRecordedEvent(row));
+        return true;
+      },
+    };
+  };
+
+  const readUntagged = (after: bigint, upTo: bigint | undefined, limit: number, maxBytes: number, filter: EventFilter | undefined): EventPage => {
+    const statement = prepared<EventRow>(readAllSql(shapeOf(filter, upTo !== undefined, limit)));
+    const parameters: unknown[] = [after, ...(upTo === undefined ? [] : [upTo]), ...criteriaParameters(filter)];
+    const page = pager(maxBytes);
+    for (const row of statement.iterate(...parameters)) {
+      // Leaving the loop early resets the statement: the rows after it are never read.
+      if (!page.add(row)) return { events: page.events, cut: true };
+    }
+    return { events: page.events, cut: page.events.length === limit };
+  };
+
+  const readTagged = (tags: readonly string[], after: bigint, upTo: bigint, limit: number, maxBytes: number, filter: EventFilter | undefined): EventPage => {
+    const statement = prepared<bigint>(tagPositionsSql(shapeOf(filter, true, TAG_CHUNK))).pluck();
+    const others = criteriaParameters(filter);
+    const cursors = distinctTags(tags).map((tag) => ({ tag, after, buffer: [] as bigint[], index: 0, exhausted: false }));
+    const head = (cursor: (typeof cursors)[number]): bigint | undefined => {
+      if (cursor.index === cursor.buffer.length && !cursor.exhausted) {
+        cursor.buffer = statement.all(cursor.tag, cursor.after, upTo, ...others);
+        cursor.index = 0;
+        cursor.exhausted = cursor.buffer.length < TAG_CHUNK;
+        if (cursor.buffer.length > 0) cursor.after = cursor.buffer.at(-1)!;
+      }
+      return cursor.buffer[cursor.index];
+    };
+    const page = pager(maxBytes);
+    while (page.events.length < limit) {
+      let next: bigint | undefined;
+      for (const cursor of cursors) {
+        const position = head(cursor);
+        if (position !== undefined && (next === undefined || position < next)) next = position;
+      }
+      if (next === undefined) return { events: page.events, cut: false };
+      for (const cursor of cursors) if (cursor.buffer[cursor.index] === next) cursor.index += 1;
+      const row = eventAt.get(next);
+      if (row !== undefined && !page.add(row)) return { events: page.events, cut: true };
+    }
+    return { events: page.events, cut: true };
+  };
+
+  return {
+    /**
+     * Matching events after `after` (and at or below `upTo`), in order, at most `limit` of them
+     * and `maxBytes` of data and metadata (at least one). A tags filter needs `upTo`: the tags'
+     * ranges are read by several statements, which must all see the log up to the same point.
+     */
+    read(after: bigint, upTo: bigint | undefined, limit: number, maxBytes: number, filter: EventFilter | undefined): EventPage {
+      if (limit === 0) return { events: [], cut: false };
+      if (filter?.tags === undefined) return readUntagged(after, upTo, limit, maxBytes, filter);
+      if (upTo === undefined) throw new Error('A read by tags needs an upper bound');
+      return readTagged(filter.tags, after, upTo, limit, maxBytes, filter);
+    },
+  };
+};
+
+export const toRecordedEvent = (row: EventRow): RecordedEvent => ({
+  id: row.event_id,
+  type: row.type,
+  data: JSON.parse(row.data) as unknown,
+  metadata: JSON.parse(row.metadata) as RecordedEvent['metadata'],
+  streamName: row.stream_name,
+  streamVersion: row.stream_version,
+  globalPosition: row.global_position,
+  recordedAt: new Date(Number(row.recorded_at)),
+});

@@ -1,0 +1,95 @@
+import { createAsyncCatchUpSubscription, type AsyncCatchUpSubscription, type AsyncSubscriptionSource } from './catch-up-subscription.ts';
+import type { SubscribeOptions, Subscription } from './port.ts';
+import { positiveMs } from './validation.ts';
+
+/**
+ * The live subscriptions of one SQLite or PostgreSQL store, and what wakes them: a wake right
+ * after a commit of this store (or, on SQLite, of another thread of the process), and a poll every
+ * `pollIntervalMs` for commits of other processes. The poll timer runs only while there are
+ * subscriptions, and is unref'd: it does not keep the process alive by itself.
+ */
+export interface SubscriptionRegistry {
+  subscribe(options: SubscribeOptions): Subscription;
+  /** Wakes the subscriptions on the next turn of the event loop (coalesced). */
+  wakeSoon(): void;
+  readonly size: number;
+  /** Stops every subscription, waiting for their handlers in flight, and the poll. */
+  stopAll(): Promise<void>;
+}
+
+export interface SubscriptionRegistryOptions {
+  readonly source: AsyncSubscriptionSource;
+  /** Default 25. */
+  readonly pollIntervalMs?: number | undefined;
+  /**
+   * The position up to which the log is final now (what the subscriptions may read up to). A
+   * failure (the store briefly unreachable, busy) is ignored: the next poll or commit retries.
+   */
+  readonly head: () => Promise<bigint> | bigint;
+}
+
+export const createSubscriptionRegistry = (options: SubscriptionRegistryOptions): SubscriptionRegistry => {
+  const pollIntervalMs = positiveMs(options.pollIntervalMs ?? 25, 'pollIntervalMs');
+  const subscriptions = new Set<AsyncCatchUpSubscription>();
+  let poller: NodeJS.Timeout | undefined;
+  let scheduled = false;
+  let waking = false;
+  /** A wake asked for while the head was being read: that read may predate the commit. */
+  let again = false;
+  let stopped = false;
+
+  const wake = async (): Promise<void> => {
+    scheduled = false;
+    if (waking) {
+      again = true;
+      return;
+    }
+    waking = true;
+    try {
+      do {
+        again = false;
+        if (stopped || subscriptions.size === 0) return;
+        let head: bigint;
+        try {
+          head = await options.head();
+        } catch {
+          return;
+        }
+        for (const subscription of subscriptions) subscription.wake(head);
+      } while (again);
+    } finally {
+      waking = false;
+    }
+  };
+
+  const unregister = (subscription: AsyncCatchUpSubscription): void => {
+    subscriptions.delete(subscription);
+    if (subscriptions.size === 0 && poller !== undefined) {
+      clearInterval(poller);
+      poller = undefined;
+    }
+  };
+
+  return {
+    subscribe(subscribeOptions) {
+      const subscription = createAsyncCatchUpSubscription(options.source, subscribeOptions, unregister);
+      subscriptions.add(subscription);
+      poller ??= setInterval(() => void wake(), pollIntervalMs).unref();
+      return subscription;
+    },
+    wakeSoon() {
+      if (scheduled || stopped || subscriptions.size === 0) return;
+      scheduled = true;
+      setImmediate(() => void wake());
+    },
+    get size() {
+      return subscriptions.size;
+    },
+    async stopAll() {
+      stopped = true;
+      await Promise.all([...subscriptions].map((subscription) => subscription.stop()));
+      if (poller !== undefined) clearInterval(poller);
+      poller = undefined;
+    },
+  };
+};
