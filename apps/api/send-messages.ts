@@ -64,8 +64,8 @@ const acceptBatch = async (ctx: RelayContext, caller: Caller, byApp: ReadonlyMap
   const changes: KeyChanges[] = [];
   for (const [appId, list] of byApp) {
     const { key, change } = ctx.sealing.take(appId, sendBatchStreamName(batchId), list.length, now);
-    const payload: Record<string, MessageBody> = {};
-    for (const m of list) payload[m.messageId] = m.groupId === undefined ? { c: m.contactId, t: m.text } : { c: m.contactId, t: m.text, g: m.groupId };
+    // In the order of the event's messages under this key: no message id is repeated inside.
+    const payload: MessageBody[] = list.map((m) => (m.groupId === undefined ? { c: m.contactId, t: m.text } : { c: m.contactId, t: m.text, g: m.groupId }));
     bodies.push({ keyId: key.id, appId, sealed: ctx.sealer.seal(key.raw, bodiesBinding(batchId, key.id), payload) });
     changes.push(change);
     for (const m of list) accepted.push({ messageId: m.messageId, appId, messenger: m.messenger, keyId: key.id });

@@ -56,9 +56,12 @@ export const createBodyOpener = (store: EventStore, sealer: MessageSealer, optio
     const { events } = await store.readStream(sendBatchStreamName(ref.batchId));
     const accepted = events.find((event) => event.type === 'MessagesAccepted') as unknown as SendBatchEvent | undefined;
     const sealed = accepted?.data.bodies.find((body) => body.keyId === ref.keyId);
-    if (!sealed) throw new Error(`The sealed bodies of key ${ref.keyId} are not in batch ${ref.batchId}`);
-    const payload = sealer.open<Record<string, MessageBody>>(material(ref.keyId, wrapped), bodiesBinding(ref.batchId, ref.keyId), sealed.sealed);
-    return new Map(Object.entries(payload));
+    if (!accepted || !sealed) throw new Error(`The sealed bodies of key ${ref.keyId} are not in batch ${ref.batchId}`);
+    const payload = sealer.open<MessageBody[]>(material(ref.keyId, wrapped), bodiesBinding(ref.batchId, ref.keyId), sealed.sealed);
+    // The payload lists the bodies in the order of the event's messages under this key.
+    const ids = accepted.data.messages.filter((message) => message.keyId === ref.keyId).map((message) => message.messageId);
+    if (!Array.isArray(payload) || payload.length !== ids.length) throw new Error(`The sealed bodies of key ${ref.keyId} in batch ${ref.batchId} do not match its messages`);
+    return new Map(ids.map((id, i) => [id, payload[i]!]));
   };
 
   return {

@@ -26,7 +26,10 @@ export interface MessageBody {
   g?: string;
 }
 
-/** The sealed bodies of one app's messages in a batch: `{ [messageId]: MessageBody }` under one data key. */
+/**
+ * The sealed bodies of one app's messages in a batch, under one data key: a `MessageBody[]` in
+ * the order of the event's `messages` that name this key.
+ */
 export interface SealedBodies {
   keyId: string;
   appId: string;
