@@ -10,6 +10,7 @@ import {
   type OutgoingRecord,
   type TopicPolicy,
 } from '../../infra/broker/port.ts';
+import { eventually } from '../support/eventually.ts';
 
 /** What the suite asks of the broker it gets: the fixture passes it to the adapter. */
 export interface FixtureOptions {
@@ -34,20 +35,6 @@ export interface BrokerFixture {
   second?: () => Promise<Broker>;
   teardown: () => Promise<void>;
 }
-
-/** Polls `check` until it passes (returns without throwing), or rethrows its last failure. */
-const eventually = async (check: () => unknown | Promise<unknown>, timeoutMs = 20_000): Promise<void> => {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  }
-};
 
 const gate = () => {
   let open!: () => void;

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { brokerContract } from '../../../test/contracts/broker.contract.ts';
 import { BrokerUnavailableError, RecordTooLargeError, type Broker, type ConsumedRecord, type Consumer } from '../port.ts';
 import { createEmbeddedBroker, type EmbeddedBrokerOptions } from './embedded-broker.ts';
+import { eventually } from '../../../test/support/eventually.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
@@ -34,19 +35,6 @@ brokerContract('embedded SQLite log', async ({ topicPolicy }) => {
     },
   };
 });
-
-const eventually = async (check: () => unknown | Promise<unknown>, timeoutMs = 10_000): Promise<void> => {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  }
-};
 
 /** Starts a fixture in its own Node process; `lines` collects what it prints. */
 const startChild = (script: string, args: string[]) => {

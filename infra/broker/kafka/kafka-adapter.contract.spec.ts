@@ -11,6 +11,7 @@ import { createSqliteEventStore } from '../../event-store/sqlite/sqlite-event-st
 import { RecordTooLargeError, type Broker, type Consumer, type OutgoingRecord } from '../port.ts';
 import { createEventStorePopCursors } from './event-store-pop-cursors.ts';
 import { createKafkaBroker, type KafkaBrokerOptions } from './kafka-broker.ts';
+import { eventually } from '../../../test/support/eventually.ts';
 
 /**
  * What the Kafka adapter does beyond the contract, on the real broker: topics as the policy says,
@@ -18,19 +19,6 @@ import { createKafkaBroker, type KafkaBrokerOptions } from './kafka-broker.ts';
  */
 const brokers = inject('kafkaBrokers');
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
-
-const eventually = async (check: () => unknown | Promise<unknown>, timeoutMs = 20_000): Promise<void> => {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  }
-};
 
 describe.skipIf(brokers === '')('Kafka adapter', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-kafka-adapter-'));

@@ -12,7 +12,8 @@ import {
 import { DataKeyGoneError, EventStoreUnavailableError, type KeyVault, type StoredDataKey } from '../port.ts';
 import { validDate } from '../validation.ts';
 import { isUniqueViolation, toStoreError } from './errors.ts';
-import { MIGRATION_LOCK_CLASS, quoteSchema } from './identifiers.ts';
+import { quoteSchema } from './identifiers.ts';
+import { migrateUnderLock } from './migration.ts';
 import { keysSchemaSql } from './schema.ts';
 
 /** Runs one statement once the schema is ready, with the store's error mapping. */
@@ -182,20 +183,7 @@ export function createPostgresKeyVault(options: PostgresKeyVaultOptions): Standa
   let closed = false;
   let migration: Promise<void> | undefined;
   const ready = (): Promise<void> => {
-    migration ??= (async () => {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
-        await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [MIGRATION_LOCK_CLASS, schema]);
-        await client.query(keysSchemaSql(schema));
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
-    })().catch((error: unknown) => {
+    migration ??= migrateUnderLock(pool, schema, keysSchemaSql(schema)).catch((error: unknown) => {
       migration = undefined;
       throw error;
     });

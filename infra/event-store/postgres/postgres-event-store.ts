@@ -21,7 +21,8 @@ import { isUniqueViolation, keyGoneError, toStoreError } from './errors.ts';
 import { createPostgresKeys, isDuplicateKey, keyChangesJson } from './key-vault.ts';
 import { readAllSql, type ListShape, type ReadAllShape } from './read-sql.ts';
 import { bringTagsToVersion } from './retag.ts';
-import { MIGRATION_LOCK_CLASS, schemaSql, statements, type EventRow } from './schema.ts';
+import { migrateUnderLock } from './migration.ts';
+import { schemaSql, statements, type EventRow } from './schema.ts';
 
 export { createPostgresKeyVault, type PostgresKeyVaultOptions } from './key-vault.ts';
 
@@ -83,7 +84,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
   let preparation: Promise<void> | undefined;
   const ready = (): Promise<void> => {
     preparation ??= (async () => {
-      await migrate(pool, schema);
+      await migrateUnderLock(pool, schema, schemaSql(schema));
       if (tagger !== undefined) await bringTagsToVersion(pool, schema, tagger);
     })().catch((error: unknown) => {
       preparation = undefined; // retried by the next call
@@ -274,21 +275,6 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
     },
   };
 }
-
-const migrate = async (pool: pg.Pool, schema: string): Promise<void> => {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [MIGRATION_LOCK_CLASS, schema]);
-    await client.query(schemaSql(schema));
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
-};
 
 const expectedCode = (expected: ExpectedVersion): string => {
   switch (expected) {
