@@ -1,5 +1,6 @@
 import { inboundBinding, type InboundBody, type InboundMessage } from '../../domain/inbound/events.ts';
 import type { ConsumedRecord } from '../../infra/broker/port.ts';
+import { jsonOf } from '../../infra/crypto/message-sealer.ts';
 import type { RelayContext } from '../boot/context.ts';
 import { isLegacyInbound, type InboundRecord } from '../pipeline/queue-records.ts';
 import { topics } from '../pipeline/topology.ts';
@@ -96,7 +97,7 @@ const openRecords = async (ctx: RelayContext, records: readonly ConsumedRecord[]
       opened.set(record.offset, undefined);
       return;
     }
-    const body = ctx.sealer.open<InboundBody>(ctx.sealer.unwrap(key), inboundBinding(value.messageId), value.sealed);
+    const body = jsonOf<InboundBody>(ctx.sealer.open(ctx.sealer.unwrap(key), inboundBinding(value.messageId), value.sealed));
     opened.set(record.offset, { message: polled(value, body), keyId: value.keyId });
   });
   return opened;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bodiesBinding, type AcceptedMessage, type MessageBody, type OutboundRef } from '../../domain/send-batch/message.ts';
+import { bodiesBinding, bodyStrings, type AcceptedMessage, type MessageBody, type OutboundRef } from '../../domain/send-batch/message.ts';
 import { createMessageSealer } from '../../infra/crypto/message-sealer.ts';
 import { createSecretBox } from '../../infra/crypto/secret-box.ts';
 import type { EventStore, RecordedEvent } from '../../infra/event-store/port.ts';
@@ -9,8 +9,11 @@ const sealer = createMessageSealer(createSecretBox('44'.repeat(32)));
 const batchId = 'b1';
 const now = new Date('2026-11-23T00:00:00Z');
 
-/** A send batch of two apps whose messages interleave, each app's bodies sealed under its own key, as the send route seals them. */
-const batchOfTwoApps = () => {
+/**
+ * A send batch of two apps whose messages interleave, each app's bodies sealed under its own key,
+ * as the send route seals them (format s2), or as it did before (JSON, s1).
+ */
+const batchOfTwoApps = (format: 'strings' | 'json' = 'strings') => {
   const keys = { a: sealer.newKey(), b: sealer.newKey() };
   const sent = [
     { messageId: 'm1', appId: 'a', body: { c: '+15550001', t: 'one' } },
@@ -22,7 +25,10 @@ const batchOfTwoApps = () => {
   const bodies = (['a', 'b'] as const).map((appId) => ({
     keyId: keys[appId].id,
     appId,
-    sealed: sealer.seal(keys[appId].raw, bodiesBinding(batchId, keys[appId].id), sent.filter((m) => m.appId === appId).map((m): MessageBody => m.body)),
+    sealed: ((bodies: MessageBody[]) =>
+      format === 'strings'
+        ? sealer.sealStrings(keys[appId].raw, bodiesBinding(batchId, keys[appId].id), bodyStrings(bodies))
+        : sealer.seal(keys[appId].raw, bodiesBinding(batchId, keys[appId].id), bodies))(sent.filter((m) => m.appId === appId).map((m): MessageBody => m.body)),
   }));
   const event: RecordedEvent = {
     id: 'e1',
@@ -40,8 +46,8 @@ const batchOfTwoApps = () => {
 };
 
 describe('the body opener of the delivery worker', () => {
-  it("opens each message's own body from its app's payload, in the order of the event's messages under that key", async () => {
-    const { keys, sent, store, refs } = batchOfTwoApps();
+  it.each(['strings', 'json'] as const)("opens each message's own body from its app's payload (%s), in the order of the event's messages under that key", async (format) => {
+    const { keys, sent, store, refs } = batchOfTwoApps(format);
     const opener = createBodyOpener(store, sealer);
     const wrapped = new Map([keys.a, keys.b].map((key) => [key.id, key.wrapped]));
     const opened = await Promise.all(refs.map((ref) => opener.open(ref, wrapped.get(ref.keyId), now)));

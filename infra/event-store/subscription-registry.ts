@@ -10,8 +10,12 @@ import { positiveMs } from './validation.ts';
  */
 export interface SubscriptionRegistry {
   subscribe(options: SubscribeOptions): Subscription;
-  /** Wakes the subscriptions on the next turn of the event loop (coalesced). */
-  wakeSoon(): void;
+  /**
+   * Wakes the subscriptions on the next turn of the event loop (coalesced). Given the category of
+   * what this store just appended, it wakes only the subscriptions that may want it: one filtered
+   * to other categories stays asleep (its next wake, or the poll, reads past those events).
+   */
+  wakeSoon(appendedCategory?: string): void;
   readonly size: number;
   /** Stops every subscription, waiting for their handlers in flight, and the poll. */
   stopAll(): Promise<void>;
@@ -30,9 +34,12 @@ export interface SubscriptionRegistryOptions {
 
 export const createSubscriptionRegistry = (options: SubscriptionRegistryOptions): SubscriptionRegistry => {
   const pollIntervalMs = positiveMs(options.pollIntervalMs ?? 25, 'pollIntervalMs');
-  const subscriptions = new Set<AsyncCatchUpSubscription>();
+  /** Each subscription, with the categories its filter is limited to (undefined: any). */
+  const subscriptions = new Map<AsyncCatchUpSubscription, ReadonlySet<string> | undefined>();
   let poller: NodeJS.Timeout | undefined;
   let scheduled = false;
+  /** Categories appended since the last wake, or 'all' when any subscription may want what happened. */
+  let pending: Set<string> | 'all' = new Set();
   let waking = false;
   /** A wake asked for while the head was being read: that read may predate the commit. */
   let again = false;
@@ -49,17 +56,26 @@ export const createSubscriptionRegistry = (options: SubscriptionRegistryOptions)
       do {
         again = false;
         if (stopped || subscriptions.size === 0) return;
+        const woken = pending;
+        pending = new Set();
         let head: bigint;
         try {
           head = await options.head();
         } catch {
           return;
         }
-        for (const subscription of subscriptions) subscription.wake(head);
+        for (const [subscription, categories] of subscriptions) {
+          if (woken === 'all' || categories === undefined || [...woken].some((category) => categories.has(category))) subscription.wake(head);
+        }
       } while (again);
     } finally {
       waking = false;
     }
+  };
+
+  const wakeAll = (): void => {
+    pending = 'all';
+    void wake();
   };
 
   const unregister = (subscription: AsyncCatchUpSubscription): void => {
@@ -73,12 +89,16 @@ export const createSubscriptionRegistry = (options: SubscriptionRegistryOptions)
   return {
     subscribe(subscribeOptions) {
       const subscription = createAsyncCatchUpSubscription(options.source, subscribeOptions, unregister);
-      subscriptions.add(subscription);
-      poller ??= setInterval(() => void wake(), pollIntervalMs).unref();
+      const categories = subscribeOptions.filter?.categories;
+      subscriptions.set(subscription, categories === undefined ? undefined : new Set(categories));
+      poller ??= setInterval(() => wakeAll(), pollIntervalMs).unref();
       return subscription;
     },
-    wakeSoon() {
-      if (scheduled || stopped || subscriptions.size === 0) return;
+    wakeSoon(appendedCategory) {
+      if (stopped || subscriptions.size === 0) return;
+      if (appendedCategory === undefined) pending = 'all';
+      else if (pending !== 'all') pending.add(appendedCategory);
+      if (scheduled) return;
       scheduled = true;
       setImmediate(() => void wake());
     },
@@ -87,7 +107,7 @@ export const createSubscriptionRegistry = (options: SubscriptionRegistryOptions)
     },
     async stopAll() {
       stopped = true;
-      await Promise.all([...subscriptions].map((subscription) => subscription.stop()));
+      await Promise.all([...subscriptions.keys()].map((subscription) => subscription.stop()));
       if (poller !== undefined) clearInterval(poller);
       poller = undefined;
     },

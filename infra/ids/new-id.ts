@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { uuidV7 } from './uuid-v7.ts';
+import { uuidV7, uuidV7Hex } from './uuid-v7.ts';
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 
@@ -17,5 +17,5 @@ export const newId = {
   batch: () => uuidV7(),
   session: () => randomUUID(),
   /** 32-character hex, the interface's message id format (a UUIDv7 without its dashes). */
-  message: () => uuidV7().replaceAll('-', ''),
+  message: uuidV7Hex,
 };

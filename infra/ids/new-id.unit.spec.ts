@@ -4,7 +4,8 @@ import { newId } from './new-id.ts';
 
 describe('ids', () => {
   it('gives message ids in the interface’s format: 32 lowercase hex characters', () => {
-    for (let i = 0; i < 1000; i++) expect(newId.message()).toMatch(/^[0-9a-f]{32}$/);
+    // A UUIDv7 without its dashes: version 7, variant 10.
+    for (let i = 0; i < 1000; i++) expect(newId.message()).toMatch(/^[0-9a-f]{12}7[0-9a-f]{3}[89ab][0-9a-f]{15}$/);
   });
 
   it('orders message, batch and event ids by creation, even within one millisecond', () => {

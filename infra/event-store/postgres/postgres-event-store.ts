@@ -219,7 +219,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
       const version = BigInt(row.version);
       if (row.gone != null) throw new DataKeyGoneError(row.gone);
       if (!row.ok) throw new ExpectedVersionConflictError(streamName, expected, version);
-      if (events.length > 0) registry.wakeSoon();
+      if (events.length > 0) registry.wakeSoon(categoryOf(streamName));
       return { nextVersion: version, lastPosition: BigInt(row.last_position) };
     },
 

@@ -6,9 +6,10 @@
 /**
  * Bumped (with a migration) whenever the schema below changes. Stored in `PRAGMA user_version`.
  * Every statement is idempotent, so the same text migrates any older version: 1 → 2 adds the tag
- * index, the store's metadata and the data keys; 2 → 3 drops the index on recorded_at (below).
+ * index, the store's metadata and the data keys; 2 → 3 drops the index on recorded_at; 3 → 4
+ * drops the table of stream versions (below).
  */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 export const schemaSql = `
   CREATE TABLE IF NOT EXISTS events (
@@ -29,10 +30,10 @@ export const schemaSql = `
   -- \`relay events --since/--until\` alone, which scan in position order instead.
   DROP INDEX IF EXISTS events_recorded_at;
 
-  CREATE TABLE IF NOT EXISTS streams (
-    stream_name TEXT    PRIMARY KEY,
-    version     INTEGER NOT NULL
-  ) WITHOUT ROWID;
+  -- A stream's version is its last event's, found in the unique index on (stream_name,
+  -- stream_version) as fast as in a table of its own: that table cost a B-tree write on every
+  -- append (every send batch and every message's outcomes are streams of their own).
+  DROP TABLE IF EXISTS streams;
 
   CREATE TABLE IF NOT EXISTS checkpoints (
     name     TEXT    PRIMARY KEY,
@@ -78,9 +79,7 @@ const eventColumns =
   'global_position, event_id, stream_name, stream_version, type, data, metadata, recorded_at';
 
 export const sql = {
-  streamVersion: 'SELECT version FROM streams WHERE stream_name = ?',
-  upsertStream: `INSERT INTO streams (stream_name, version) VALUES (?, ?)
-                 ON CONFLICT (stream_name) DO UPDATE SET version = excluded.version`,
+  streamVersion: 'SELECT stream_version FROM events WHERE stream_name = ? ORDER BY stream_version DESC LIMIT 1',
   insertEvent: `INSERT INTO events
                   (event_id, stream_name, category, stream_version, type, data, metadata, recorded_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,

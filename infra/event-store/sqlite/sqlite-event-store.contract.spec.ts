@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { eventStoreContract } from '../../../test/contracts/event-store.contract.ts';
-import { EventStoreUnavailableError, type EventStore, type NewDataKey, type RecordedEvent } from '../port.ts';
+import { EventStoreUnavailableError, ExpectedVersionConflictError, type EventStore, type NewDataKey, type RecordedEvent } from '../port.ts';
+import { SCHEMA_VERSION } from './schema.ts';
 import { createSqliteEventStore, type SqliteEventStoreOptions } from './sqlite-event-store.ts';
 
 const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'relay-event-store-'));
@@ -82,7 +83,7 @@ describe('SQLite event store (adapter specific)', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('creates its directory, a WAL-mode file and schema version 3 (no index on recorded_at); positions are 1n, 2n, 3n...', async () => {
+  it('creates its directory, a WAL-mode file and schema version 4 (no index on recorded_at, no table of stream versions); positions are 1n, 2n, 3n...', async () => {
     const store = open();
     await store.appendToStream('a-1', [{ type: 'T', data: 1 }, { type: 'T', data: 2 }]);
     await store.appendToStream('b-1', [{ type: 'T', data: 3 }]);
@@ -90,11 +91,12 @@ describe('SQLite event store (adapter specific)', () => {
     const raw = new Database(file, { readonly: true });
     try {
       expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
-      expect(raw.pragma('user_version', { simple: true })).toBe(3);
-      expect(raw.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'events_recorded_at'").all()).toEqual([]);
-      expect(raw.prepare('SELECT stream_name, version FROM streams ORDER BY stream_name').all()).toEqual([
-        { stream_name: 'a-1', version: 2 },
-        { stream_name: 'b-1', version: 1 },
+      expect(raw.pragma('user_version', { simple: true })).toBe(4);
+      expect(raw.prepare("SELECT name FROM sqlite_master WHERE name IN ('events_recorded_at', 'streams')").all()).toEqual([]);
+      expect(raw.prepare('SELECT stream_name, stream_version FROM events ORDER BY global_position').all()).toEqual([
+        { stream_name: 'a-1', stream_version: 1 },
+        { stream_name: 'a-1', stream_version: 2 },
+        { stream_name: 'b-1', stream_version: 1 },
       ]);
       expect(raw.prepare('SELECT category FROM events ORDER BY global_position').pluck().all()).toEqual(['a', 'a', 'b']);
     } finally {
@@ -269,7 +271,7 @@ describe('SQLite event store (adapter specific)', () => {
   });
 
   describe('tags', () => {
-    it('derives the tags of a file written before tags existed (schema 1), keeping its events', async () => {
+    it('derives the tags of a file written before tags existed (schema 1), keeping its events and their streams’ versions', async () => {
       fs.mkdirSync(path.dirname(file), { recursive: true });
       const raw = new Database(file);
       raw.pragma('journal_mode = WAL');
@@ -297,9 +299,13 @@ describe('SQLite event store (adapter specific)', () => {
         ['e2', 'app-2', 1n, 2n],
         ['e3', 'app-1', 2n, 3n],
       ]);
+      // Stream versions come from the events (the table of versions is gone): app-1 goes on at 3.
+      await expect(store.appendToStream('app-1', [{ type: 'AppRenamed', data: { app: 'x' } }], { expectedVersion: 1n })).rejects.toThrow(ExpectedVersionConflictError);
+      expect((await store.appendToStream('app-1', [{ type: 'AppRenamed', data: { app: 'x' } }], { expectedVersion: 2n })).nextVersion).toBe(3n);
       const check = new Database(file, { readonly: true });
       try {
-        expect(check.pragma('user_version', { simple: true })).toBe(3);
+        expect(check.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+        expect(check.prepare("SELECT name FROM sqlite_master WHERE name = 'streams'").all()).toEqual([]);
         expect(check.prepare("SELECT key, value FROM store_meta ORDER BY key").all()).toEqual([{ key: 'tagger.version', value: '1' }]);
       } finally {
         check.close();

@@ -50,16 +50,17 @@ export interface SqliteEventStoreOptions {
 /**
  * The event store on one SQLite file (WAL mode), shareable by several processes (server, CLI).
  *
- * - An append is one savepoint (version check, inserts, tags, key changes, stream version update)
+ * - An append is one savepoint (version check, inserts, tags, key changes)
  *   in a group commit (`infra/sqlite/group-commit.ts`): the appends of one turn of the event loop
  *   share one `BEGIN IMMEDIATE` transaction, and wait for another connection's write lock without
  *   stopping the thread.
  * - Appending no events checks the expected version and returns the stream as it is
  *   (`lastPosition` is the position of the stream's last event, 0n for an empty stream); with key
  *   changes it applies them (a write), else it only reads.
- * - Subscriptions are woken right after a commit of this thread (setImmediate) or of another
- *   thread of this process (a commit signal), and poll every `pollIntervalMs` for commits of
- *   other processes (`subscription-registry.ts`).
+ * - Subscriptions are woken right after a commit of this thread that appended events of a
+ *   category they read (setImmediate), or after a commit of another thread of this process (a
+ *   commit signal), and poll every `pollIntervalMs` for commits of other processes
+ *   (`subscription-registry.ts`).
  * - Tags live in `event_tags` beside the events; opening with a tagger of another version derives
  *   them again first (`retag.ts`). Data keys live in `data_keys`, deleted under `secure_delete`,
  *   then the WAL is truncated (`data-keys.ts`, `infra/sqlite/wal-truncation.ts`).
@@ -74,7 +75,6 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
   const db = openDatabase(options, tagger);
 
   const selectStreamVersion = db.prepare<[string], bigint>(sql.streamVersion).pluck();
-  const upsertStream = db.prepare<[string, bigint]>(sql.upsertStream);
   const insertEvent = db.prepare<[string, string, string, bigint, string, string, string, number]>(sql.insertEvent);
   const insertTag = db.prepare<[string, bigint]>(sql.insertTag);
   const selectPositionOfVersion = db.prepare<[string, bigint], bigint>(sql.positionOfVersion).pluck();
@@ -121,11 +121,15 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
   });
   const commitSignal = openCommitSignal(options.path, () => registry.wakeSoon());
 
+  /** Categories of the events appended in the transaction being committed: whom a commit wakes. */
+  let appendedCategories = new Set<string>();
   /** Writes of the same turn of the event loop share one transaction (see group-commit.ts). */
   const groupCommit = createGroupCommit(db, {
     mapError: toStoreError,
     onCommitted: () => {
-      registry.wakeSoon();
+      if (appendedCategories.size === 0) return; // checkpoints and key changes alone: nothing to read
+      for (const category of appendedCategories) registry.wakeSoon(category);
+      appendedCategories = new Set();
       commitSignal.notify();
     },
   });
@@ -147,6 +151,7 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
         lastPosition = current === 0n ? 0n : (selectPositionOfVersion.get(streamName, current) ?? 0n);
       } else {
         const category = categoryOf(streamName);
+        appendedCategories.add(category);
         const recordedAt = Date.now();
         for (const [id, type, data, metadata, importedAt, tags] of events) {
           version += 1n;
@@ -154,7 +159,6 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
           lastPosition = BigInt(info.lastInsertRowid);
           for (const tag of tags) insertTag.run(tag, lastPosition);
         }
-        upsertStream.run(streamName, version);
       }
       if (keyChanges !== undefined) keys.apply(keyChanges);
       return { nextVersion: version, lastPosition };
