@@ -11,7 +11,7 @@ export interface SealingWindowOptions {
   readonly retentionMs: number;
 }
 
-/** The key to seal with, and the change that records its new uses in the same append as the messages. */
+/** The key to seal with, and the change that stores it (a new window) or checks that it is still there, in the same append as the messages. */
 export interface Taken {
   readonly key: DataKey;
   readonly change: KeyChanges;
@@ -26,19 +26,24 @@ interface Window {
 /**
  * A data key per app and period (docs/privacy.md): the messages one app sends or receives within
  * `windowMs` (at most `maxUses` of them) are sealed under one key, so a busy app makes one key
- * write per second instead of one per message. The key is put with one use more than its first
- * messages (a hold, so it cannot be used up while the window is open); later messages extend it
- * in their own appends; when the window closes the hold is released, and the key is destroyed
- * once every message it sealed is done. Each payload stays bound to its own batch or message
- * (the sealer's additional data), whatever key seals it.
+ * write per period instead of one per message.
  *
- * A window whose key turned out gone (the append failed, the retention ran out) is dropped by
- * the caller and a new one opened. If a process dies with a window open, the hold is never
- * released and the key lives out its retention.
+ * The key is put with `maxUses` uses, a reservation for every message the window may seal: later
+ * messages only require the key (their append fails, writing nothing, if it is gone), and no
+ * delivery or poll can use it up while the window is open. When the window closes, the uses it
+ * did not take are released; the key is destroyed once every message it sealed is done. Each
+ * payload stays bound to its own batch or message (the sealer's additional data), whatever key
+ * seals it.
+ *
+ * A window whose key turned out gone (the append that was to put it failed, the retention ran
+ * out, the app was deleted) is dropped by the caller and a new one opened. If a process dies with
+ * a window open, its reservation is never released and the key lives out its retention.
  */
 export class SealingWindows {
   private readonly windows = new Map<string, Window>();
   private readonly sweeper: NodeJS.Timeout;
+  /** A window seals at most this long: its period, and no more than half the retention (a tiny retention must not outlive its window's messages). */
+  private readonly lifetimeMs: number;
   private closed = false;
 
   constructor(
@@ -47,8 +52,9 @@ export class SealingWindows {
     private readonly options: SealingWindowOptions,
     private readonly log: Logger,
   ) {
-    // A window nobody writes to any more is closed too, so its hold does not outlive it.
-    this.sweeper = setInterval(() => this.closeOlderThan(Date.now() - options.windowMs), options.windowMs);
+    this.lifetimeMs = Math.max(1, Math.min(options.windowMs, Math.floor(options.retentionMs / 2)));
+    // A window nobody writes to any more is closed too, so its reservation does not outlive it.
+    this.sweeper = setInterval(() => this.closeOlderThan(Date.now() - this.lifetimeMs), this.lifetimeMs);
     this.sweeper.unref();
   }
 
@@ -57,31 +63,36 @@ export class SealingWindows {
     if (this.closed) throw new Error('The sealing windows are closed');
     const at = now.getTime();
     const open = this.windows.get(scope);
-    if (open && at - open.openedAt < this.options.windowMs && open.uses + uses <= this.options.maxUses) {
+    if (open && at - open.openedAt < this.lifetimeMs && open.uses + uses <= this.options.maxUses) {
       open.uses += uses;
-      return { key: open.key, change: { extend: [{ id: open.key.id, uses }] } };
+      return { key: open.key, change: { require: [open.key.id] } };
     }
     if (open) this.end(scope, open);
     const key = this.sealer.newKey();
+    const reserved = Math.max(this.options.maxUses, uses);
     this.windows.set(scope, { key, openedAt: at, uses });
     return {
       key,
-      change: { put: [{ id: key.id, scope, subject, wrapped: key.wrapped, uses: uses + 1, expiresAt: new Date(at + this.options.retentionMs) }] },
+      change: { put: [{ id: key.id, scope, subject, wrapped: key.wrapped, uses: reserved, expiresAt: new Date(at + this.options.retentionMs) }] },
     };
   }
 
-  /** The keys could not take more (DataKeyGoneError): their windows are forgotten, the next take opens new ones. */
+  /** The keys could not be used (DataKeyGoneError): their windows are forgotten, the next take opens new ones. */
   drop(keyIds: readonly string[]): void {
     for (const [scope, window] of this.windows) if (keyIds.includes(window.key.id)) this.windows.delete(scope);
   }
 
-  /** Closes every window, releasing the holds (at shutdown). */
+  /** Closes every window, releasing what they did not use (at shutdown). */
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.sweeper);
-    const holds = [...this.windows.values()].map((window) => window.key.id);
+    const unused = [...this.windows.values()].map((window) => this.unused(window)).filter((release) => release.uses > 0);
     this.windows.clear();
-    if (holds.length > 0) await this.vault.release(holds).catch((error: unknown) => this.log.warn({ err: error }, 'sealing windows: holds not released; their keys live out their retention'));
+    if (unused.length > 0) await this.vault.release(unused).catch((error: unknown) => this.log.warn({ err: error }, 'sealing windows: reservations not released; their keys live out their retention'));
+  }
+
+  private unused(window: Window): { id: string; uses: number } {
+    return { id: window.key.id, uses: Math.max(this.options.maxUses, window.uses) - window.uses };
   }
 
   private closeOlderThan(limit: number): void {
@@ -90,12 +101,14 @@ export class SealingWindows {
 
   private end(scope: string, window: Window): void {
     this.windows.delete(scope);
-    void this.vault.release([window.key.id]).catch((error: unknown) => this.log.warn({ err: error }, 'sealing window: hold not released; the key lives out its retention'));
+    const unused = this.unused(window);
+    if (unused.uses === 0) return; // full: its messages' own releases retire it
+    void this.vault.release([unused]).catch((error: unknown) => this.log.warn({ err: error }, 'sealing window: reservation not released; the key lives out its retention'));
   }
 }
 
-/** Two key changes as one (the keys of several apps in one append). */
+/** The key changes of several apps' windows as one (the keys of several apps in one append). */
 export const mergeKeyChanges = (changes: readonly KeyChanges[]): KeyChanges => ({
   put: changes.flatMap((change) => change.put ?? []),
-  extend: changes.flatMap((change) => change.extend ?? []),
+  require: changes.flatMap((change) => change.require ?? []),
 });

@@ -2,7 +2,7 @@
  * Data keys (crypto-shredding) as every store handles them: the checks of what a caller asks for,
  * and the vault that works on its own, outside an event store's transaction (EventStoreDB's).
  */
-import type { DueKey, KeyChanges, KeyVault, NewDataKey, RetiredBecause, StoredDataKey } from './port.ts';
+import type { DueKey, KeyChanges, KeyRelease, KeyVault, NewDataKey, RetiredBecause, StoredDataKey } from './port.ts';
 
 /** At most this many entries in one list of a KeyChanges, and ids per `get`/`release`. */
 export const MAX_KEY_CHANGES = 10_000;
@@ -66,14 +66,39 @@ export const validStoredKey = (key: StoredDataKey): StoredDataKey => {
   return key;
 };
 
+/** Uses released from one key. */
+export interface KeyUses {
+  readonly id: string;
+  readonly uses: number;
+}
+
 /** Checked changes with every list present, or undefined when there is nothing to change. */
 export interface CheckedKeyChanges {
   readonly put: readonly NewDataKey[];
-  readonly extend: readonly { readonly id: string; readonly uses: number }[];
-  readonly release: readonly string[];
+  /** Each id once. */
+  readonly require: readonly string[];
+  /** Each key once, with the uses released from it. */
+  readonly release: readonly KeyUses[];
   readonly retireScopes: readonly string[];
   readonly destroy: readonly string[];
 }
+
+const MAX_USES = 2 ** 31 - 1;
+
+/** A release list with each key once, its uses summed; RangeError for an entry that is neither an id nor `{ id, uses }` with 1 to 2^31-1 uses. */
+export const releasedUses = (releases: readonly KeyRelease[] | undefined, name = 'keys.release'): KeyUses[] => {
+  if (releases === undefined) return [];
+  if (!Array.isArray(releases)) throw new RangeError(`${name} must be an array of ids or { id, uses }`);
+  if (releases.length > MAX_KEY_CHANGES) throw new RangeError(`${name} has ${releases.length} entries: at most ${MAX_KEY_CHANGES}`);
+  const counts = new Map<string, number>();
+  for (const release of releases) {
+    const [id, uses] = typeof release === 'string' ? [release, 1] : [release?.id, release?.uses];
+    text(id, `${name}[]`);
+    if (!Number.isSafeInteger(uses) || uses! < 1 || uses! > MAX_USES) throw new RangeError(`${name}: uses must be an integer from 1 to 2^31-1, got ${uses}`);
+    counts.set(id!, Math.min((counts.get(id!) ?? 0) + uses!, MAX_USES));
+  }
+  return [...counts].map(([id, uses]) => ({ id, uses }));
+};
 
 export const checkKeyChanges = (changes: KeyChanges | undefined): CheckedKeyChanges | undefined => {
   if (changes === undefined) return undefined;
@@ -82,22 +107,14 @@ export const checkKeyChanges = (changes: KeyChanges | undefined): CheckedKeyChan
   if (put.length > MAX_KEY_CHANGES) throw new RangeError(`keys.put has ${put.length} entries: at most ${MAX_KEY_CHANGES}`);
   put.forEach(validNewKey);
   if (new Set(put.map((key) => key.id)).size !== put.length) throw new RangeError('keys.put names a key id twice');
-  const extend = changes.extend ?? [];
-  if (!Array.isArray(extend)) throw new RangeError('keys.extend must be an array of { id, uses }');
-  if (extend.length > MAX_KEY_CHANGES) throw new RangeError(`keys.extend has ${extend.length} entries: at most ${MAX_KEY_CHANGES}`);
-  for (const entry of extend) {
-    text(entry?.id, 'keys.extend[].id');
-    if (!Number.isSafeInteger(entry.uses) || entry.uses < 1 || entry.uses > 2 ** 31 - 1) throw new RangeError(`keys.extend: uses must be an integer from 1 to 2^31-1, got ${entry.uses}`);
-  }
-  if (new Set(extend.map((entry) => entry.id)).size !== extend.length) throw new RangeError('keys.extend names a key id twice');
   const checked = {
     put,
-    extend,
-    release: ids(changes.release, 'release'),
+    require: [...new Set(ids(changes.require, 'require'))],
+    release: releasedUses(changes.release),
     retireScopes: ids(changes.retireScopes, 'retireScopes'),
     destroy: [...new Set(ids(changes.destroy, 'destroy'))],
   };
-  const empty = checked.put.length + checked.extend.length + checked.release.length + checked.retireScopes.length + checked.destroy.length === 0;
+  const empty = checked.put.length + checked.require.length + checked.release.length + checked.retireScopes.length + checked.destroy.length === 0;
   return empty ? undefined : checked;
 };
 
@@ -114,17 +131,10 @@ export const retiredBecause = (key: { scopeRetired: boolean; expiresAtMs: number
   return undefined;
 };
 
-/** Occurrences of each id in a release: each one is one use. */
-export const countUses = (released: readonly string[]): Map<string, number> => {
-  const counts = new Map<string, number>();
-  for (const id of released) counts.set(id, (counts.get(id) ?? 0) + 1);
-  return counts;
-};
-
 /** `vault` whose every method first runs `check` (which throws once the store is closed). */
 export const checkedVault = (vault: KeyVault, check: () => void): KeyVault => ({
   get: async (ids, now) => (check(), vault.get(ids, now)),
-  release: async (ids) => (check(), vault.release(ids)),
+  release: async (releases) => (check(), vault.release(releases)),
   due: async (now, limit) => (check(), vault.due(now, limit)),
   list: async (afterId, limit) => (check(), vault.list(afterId, limit)),
   import: async (keys) => (check(), vault.import(keys)),

@@ -181,7 +181,11 @@ export interface NewDataKey {
   readonly subject: string;
   /** The key material, as the caller wrapped (encrypted) it. */
   readonly wrapped: string;
-  /** Releases after which the key is retired (one per message it seals). At least 1. */
+  /**
+   * Releases after which the key is retired: one per message it seals, or, for a key that seals
+   * a period's messages, as many as it may seal (a reservation; the uses it did not take are
+   * released when the period ends). At least 1.
+   */
   readonly uses: number;
   /** When the key is retired at the latest (the retention). */
   readonly expiresAt: Date;
@@ -192,16 +196,19 @@ export interface StoredDataKey extends NewDataKey {
   readonly scopeRetired: boolean;
 }
 
+/** Uses given back: a key id for one use, or a key id with a number of uses. */
+export type KeyRelease = string | { readonly id: string; readonly uses: number };
+
 export interface KeyChanges {
   readonly put?: readonly NewDataKey[];
   /**
-   * More uses for keys that may still be used (they exist, have uses left, are not expired and
-   * their scope is not retired): a key that seals one more message. The append fails with
-   * DataKeyGoneError, and writes nothing, when one of them may not.
+   * Keys that the appended events are sealed with and that were put before: each must exist and
+   * may still be used (not expired, scope not retired, uses left), else the append fails with
+   * DataKeyGoneError and writes nothing. Checked, not written.
    */
-  readonly extend?: readonly { readonly id: string; readonly uses: number }[];
-  /** One use fewer for each key (a key with none left is retired). Ids of keys that do not exist are ignored. */
-  readonly release?: readonly string[];
+  readonly require?: readonly string[];
+  /** Uses fewer for each key (a key with none left is retired). Keys that do not exist are ignored. */
+  readonly release?: readonly KeyRelease[];
   /** Retires every existing key of these scopes. */
   readonly retireScopes?: readonly string[];
   /**
@@ -227,8 +234,8 @@ export interface KeyVault {
    * expired and whose scope is not retired. Other ids are absent from the map.
    */
   get(ids: readonly string[], now: Date): Promise<Map<string, string>>;
-  /** `KeyChanges.release` without an append (a poll). */
-  release(ids: readonly string[]): Promise<void>;
+  /** `KeyChanges.release` without an append (a poll, the end of a sealing period). */
+  release(releases: readonly KeyRelease[]): Promise<void>;
   /** Keys retired and not yet destroyed (no uses left, expired at `now`, or scope retired), oldest first. */
   due(now: Date, limit: number): Promise<DueKey[]>;
   /** Every key that exists, in id order, after `afterId` (for a copy of the store). */
@@ -237,7 +244,7 @@ export interface KeyVault {
   import(keys: readonly StoredDataKey[]): Promise<void>;
 }
 
-/** An append that was to destroy a data key found it gone (destroyed already): nothing was written. */
+/** An append that was to destroy or require a data key found it gone (destroyed, or no longer usable): nothing was written. */
 export class DataKeyGoneError extends Error {
   override readonly name = 'DataKeyGoneError';
   constructor(readonly keyIds: readonly string[]) {

@@ -768,29 +768,29 @@ export function eventStoreContract(name: string, factory: () => Promise<EventSto
         expect(dataOf(await store.readAll())).toEqual([{ n: 1 }, {}, { n: 4 }]);
       });
 
-      it('extends a key that may still be used; one that may not (used up, expired, retired, unknown) fails the append and writes nothing', async (context) => {
+      it('requires a key that may still be used, writing nothing to it; one that may not (used up, expired, retired, unknown) fails the append and writes nothing', async (context) => {
         skipWithoutKeys(context);
         const past = new Date(Date.now() - 1000);
         await store.appendToStream('sendbatch-1', numbered(1), {
           keys: { put: [key('k1'), key('k2', { uses: 1 }), key('k3', { expiresAt: past }), key('k4', { scope: 'app-2' })] },
         });
-        await store.appendToStream('sendbatch-2', numbered(2), { keys: { extend: [{ id: 'k1', uses: 3 }] } });
-        const k1 = (await store.keys.list(undefined, 10)).find((k) => k.id === 'k1')!;
-        expect([k1.uses, k1.usesLeft]).toEqual([5, 5]);
+        const before = await store.keys.list(undefined, 10);
+        await store.appendToStream('sendbatch-2', numbered(2), { keys: { require: ['k1', 'k1'] } });
+        expect(await store.keys.list(undefined, 10)).toEqual(before);
         await store.keys.release(['k2']);
         await store.appendToStream('app-2', [event('AppDeleted', {})], { keys: { retireScopes: ['app-2'] } });
         for (const id of ['k2', 'k3', 'k4', 'never']) {
-          const failure = await store.appendToStream('sendbatch-x', numbered(9), { keys: { extend: [{ id, uses: 1 }] } }).catch((error: unknown) => error);
+          const failure = await store.appendToStream('sendbatch-x', numbered(9), { keys: { require: ['k1', id], put: [key(`new-${id}`)] } }).catch((error: unknown) => error);
           expect(failure, id).toBeInstanceOf(DataKeyGoneError);
           expect((failure as DataKeyGoneError).keyIds).toEqual([id]);
         }
         expect((await store.readStream('sendbatch-x')).version).toBe(0n);
         expect(dataOf(await store.readAll())).toEqual([{ n: 1 }, { n: 2 }, {}]);
-        expect((await store.keys.list(undefined, 10)).map((k) => [k.id, k.uses])).toEqual([
-          ['k1', 5],
-          ['k2', 1],
-          ['k3', 2],
-          ['k4', 2],
+        expect((await store.keys.list(undefined, 10)).map((k) => [k.id, k.uses, k.usesLeft])).toEqual([
+          ['k1', 2, 2],
+          ['k2', 1, 0],
+          ['k3', 2, 2],
+          ['k4', 2, 2],
         ]);
       });
 
@@ -847,7 +847,7 @@ export function eventStoreContract(name: string, factory: () => Promise<EventSto
         expect((await store.readAll()).length).toBe(1);
       });
 
-      it('releases one use per occurrence down to 0, ignoring unknown ids; due lists retired keys oldest first, scope before expired before used', async (context) => {
+      it('releases one use per id and the uses given with an id, down to 0, ignoring unknown ids; due lists retired keys oldest first, scope before expired before used', async (context) => {
         skipWithoutKeys(context);
         const expired = new Date('2029-06-01T00:00:00.000Z');
         // Created in this order (not the ids'): due lists them oldest first.
@@ -862,14 +862,14 @@ export function eventStoreContract(name: string, factory: () => Promise<EventSto
             ],
           },
         });
-        await store.keys.release(['k1', 'k1', 'k1', 'unknown', 'k4']);
-        await store.appendToStream('a-1', [], { keys: { release: ['k2', 'k3'], retireScopes: ['app-2'] } });
+        await store.keys.release(['k1', { id: 'k1', uses: 2 }, 'unknown', 'k4']);
+        await store.appendToStream('a-1', [], { keys: { release: ['k2', 'k3', { id: 'k5', uses: 3 }], retireScopes: ['app-2'] } });
         expect((await store.keys.list(undefined, 10)).map((k) => [k.id, k.uses, k.usesLeft, k.scopeRetired])).toEqual([
           ['k1', 2, 0, false],
           ['k2', 1, 0, false],
           ['k3', 1, 0, true],
           ['k4', 1, 0, false],
-          ['k5', 5, 5, false],
+          ['k5', 5, 2, false],
         ]);
         const due = (id: string, because: string, scope = 'app-1') => ({ id, scope, subject: `sendbatch-${id}`, because });
         expect(await store.keys.due(now, 10)).toEqual([due('k3', 'scope', 'app-2'), due('k1', 'used'), due('k2', 'expired'), due('k4', 'used')]);
@@ -881,6 +881,7 @@ export function eventStoreContract(name: string, factory: () => Promise<EventSto
           due('k4', 'used'),
         ]);
         // A key past its expiry, whatever its uses.
+        await expect(store.keys.release([{ id: 'k5', uses: 0 }])).rejects.toThrow(RangeError);
         expect((await store.keys.due(new Date('2031-01-01T00:00:00.000Z'), 10)).map((k) => [k.id, k.because])).toEqual([
           ['k3', 'scope'],
           ['k1', 'expired'],

@@ -9,8 +9,8 @@ const NO_VAULT =
  * so the keys live in a vault of their own (`vault`: the PostgreSQL one), changed around the
  * append, which makes the pair NOT atomic (docs/eventstoredb.md):
  * - before the append: the keys to destroy must exist (else DataKeyGoneError, nothing appended),
- *   and the keys to put and the extensions are written (an extension of a key that may no longer
- *   be used fails there, with nothing appended);
+ *   the keys to put are written and the required ones checked (one that may no longer be used
+ *   fails there, with nothing appended);
  * - after it: releases, retired scopes and destructions.
  * A failure between the two leaves the keys put without their event (they expire and are
  * destroyed like any other), or the event appended without its later changes: retrying the same
@@ -42,7 +42,7 @@ export const createEsdbKeys = (vault: StandaloneKeyVault | undefined) => {
         const missing = await store.missing(changes.destroy);
         if (missing.length > 0) throw new DataKeyGoneError(missing);
       }
-      if (changes.put.length + changes.extend.length > 0) await store.apply({ put: changes.put, ...(changes.extend.length > 0 ? { extend: changes.extend } : {}) });
+      if (changes.put.length + changes.require.length > 0) await store.apply({ put: changes.put, require: changes.require });
     },
     async afterAppend(changes: CheckedKeyChanges | undefined): Promise<void> {
       if (changes === undefined) return;

@@ -102,7 +102,7 @@ describe('EventStoreDB event store without a server', () => {
     }
   });
 
-  it('with a vault: checks the keys to destroy and puts new keys before the append, the rest only after it', async () => {
+  it('with a vault: checks the keys to destroy, puts new keys and checks required ones before the append, the rest only after it', async () => {
     const key: NewDataKey = { id: 'k1', scope: 's', subject: 'x', wrapped: 'w', uses: 1, expiresAt: new Date('2030-01-01T00:00:00.000Z') };
     const calls: string[] = [];
     const vault: StandaloneKeyVault = {
@@ -125,10 +125,10 @@ describe('EventStoreDB event store without a server', () => {
       expect(gone).toBeInstanceOf(DataKeyGoneError);
       expect((gone as DataKeyGoneError).keyIds).toEqual(['gone-1']);
       expect(calls).toEqual(['missing k0,gone-1']);
-      // The append fails (no server): the key was put before it, the release is never applied.
+      // The append fails (no server): the key was put and k2 checked before it, the release is never applied.
       calls.length = 0;
-      await expect(store.appendToStream('a-1', [event], { keys: { put: [key], release: ['k0'] } })).rejects.toBeInstanceOf(EventStoreUnavailableError);
-      expect(calls).toEqual([`apply ${JSON.stringify({ put: [key] })}`]);
+      await expect(store.appendToStream('a-1', [event], { keys: { put: [key], require: ['k2'], release: ['k0'] } })).rejects.toBeInstanceOf(EventStoreUnavailableError);
+      expect(calls).toEqual([`apply ${JSON.stringify({ put: [key], require: ['k2'] })}`]);
       expect(await store.keys.due(new Date(), 1)).toEqual([]);
     } finally {
       await store.close();

@@ -119,10 +119,11 @@ export const appendFunctionSql = (schema: string): string => {
 
 /**
  * `apply_key_changes(keys json)`: put, release, retireScopes, destroy, in that order. The rows
- * released or destroyed are locked first, in id order (two transactions touching the same keys
- * wait for each other instead of deadlocking), then every key to destroy must exist: if one does
- * not, its id (and any other missing one) is returned and nothing is written. Returns null once
- * applied. A release takes one use per occurrence of an id, down to 0; unknown ids are ignored.
+ * released, destroyed or required are locked first, in id order (two transactions touching the
+ * same keys wait for each other instead of deadlocking), then every key to destroy must exist and
+ * every required key may still be used: if one may not, its id (and any other such one) is
+ * returned and nothing is written. Returns null once applied. A release (`"id"`, one use, or
+ * `{"id", "uses"}`) takes its uses, down to 0; unknown ids are ignored.
  */
 export const applyKeyChangesFunctionSql = (schema: string): string => {
   const s = quoteSchema(schema);
@@ -131,34 +132,31 @@ export const applyKeyChangesFunctionSql = (schema: string): string => {
   RETURNS text[]
   LANGUAGE plpgsql VOLATILE AS $fn$
   DECLARE
-    v_destroy text[] := ARRAY(SELECT json_array_elements_text(p_keys->'destroy'));
-    v_release text[] := ARRAY(SELECT json_array_elements_text(p_keys->'release'));
-    v_extend text[] := ARRAY(SELECT e.id FROM json_to_recordset(coalesce(p_keys->'extend', '[]')) AS e(id text));
+    v_destroy text[] := ARRAY(SELECT json_array_elements_text(coalesce(p_keys->'destroy', '[]')));
+    v_require text[] := ARRAY(SELECT json_array_elements_text(coalesce(p_keys->'require', '[]')));
+    v_release json := (
+      SELECT coalesce(json_agg(json_build_object('id', r.id, 'uses', r.uses)), '[]')
+        FROM (SELECT coalesce(e->>'id', e #>> '{}') AS id, sum(coalesce((e->>'uses')::integer, 1))::integer AS uses
+                FROM json_array_elements(coalesce(p_keys->'release', '[]')) AS e
+               GROUP BY 1) r);
     v_gone text[];
   BEGIN
-    IF cardinality(v_destroy) + cardinality(v_release) + cardinality(v_extend) > 0 THEN
-      PERFORM 1 FROM ${s}.data_keys k WHERE k.id = ANY (v_destroy || v_release || v_extend) ORDER BY k.id FOR UPDATE;
+    IF cardinality(v_destroy) + cardinality(v_require) + json_array_length(v_release) > 0 THEN
+      PERFORM 1 FROM ${s}.data_keys k
+        WHERE k.id = ANY (v_destroy || v_require || ARRAY(SELECT r.id FROM json_to_recordset(v_release) AS r(id text)))
+        ORDER BY k.id FOR UPDATE;
     END IF;
-    IF cardinality(v_destroy) > 0 THEN
-      SELECT array_agg(d.id ORDER BY d.n) INTO v_gone
-        FROM unnest(v_destroy) WITH ORDINALITY AS d(id, n)
-       WHERE NOT EXISTS (SELECT 1 FROM ${s}.data_keys k WHERE k.id = d.id);
-      IF v_gone IS NOT NULL THEN
-        RETURN v_gone;
-      END IF;
-    END IF;
-    IF cardinality(v_extend) > 0 THEN
+    SELECT array_agg(x.id ORDER BY x.n) INTO v_gone FROM (
+      SELECT d.id, d.n FROM unnest(v_destroy) WITH ORDINALITY AS d(id, n)
+       WHERE NOT EXISTS (SELECT 1 FROM ${s}.data_keys k WHERE k.id = d.id)
+      UNION ALL
       -- A key may seal more only while it can still be used: not used up, expired or retired.
-      SELECT array_agg(x.id ORDER BY x.n) INTO v_gone
-        FROM unnest(v_extend) WITH ORDINALITY AS x(id, n)
+      SELECT q.id, cardinality(v_destroy) + q.n FROM unnest(v_require) WITH ORDINALITY AS q(id, n)
        WHERE NOT EXISTS (SELECT 1 FROM ${s}.data_keys k
-                          WHERE k.id = x.id AND k.uses_left > 0 AND k.expires_at > now() AND NOT k.scope_retired);
-      IF v_gone IS NOT NULL THEN
-        RETURN v_gone;
-      END IF;
-      UPDATE ${s}.data_keys k SET uses = k.uses + e.uses, uses_left = k.uses_left + e.uses
-        FROM json_to_recordset(p_keys->'extend') AS e(id text, uses integer)
-       WHERE k.id = e.id;
+                          WHERE k.id = q.id AND k.uses_left > 0 AND k.expires_at > now() AND NOT k.scope_retired)
+    ) x;
+    IF v_gone IS NOT NULL THEN
+      RETURN v_gone;
     END IF;
     IF json_array_length(coalesce(p_keys->'put', '[]')) > 0 THEN
       INSERT INTO ${s}.data_keys (id, scope, subject, uses, uses_left, expires_at)
@@ -167,9 +165,9 @@ export const applyKeyChangesFunctionSql = (schema: string): string => {
       INSERT INTO ${s}.data_key_material (id, wrapped)
       SELECT p.id, p.wrapped FROM json_to_recordset(p_keys->'put') AS p(id text, wrapped text);
     END IF;
-    IF cardinality(v_release) > 0 THEN
-      UPDATE ${s}.data_keys k SET uses_left = greatest(k.uses_left - r.n, 0)
-        FROM (SELECT u.id, count(*)::integer AS n FROM unnest(v_release) AS u(id) GROUP BY u.id) r
+    IF json_array_length(v_release) > 0 THEN
+      UPDATE ${s}.data_keys k SET uses_left = greatest(k.uses_left - r.uses, 0)
+        FROM json_to_recordset(v_release) AS r(id text, uses integer)
        WHERE k.id = r.id AND k.uses_left > 0;
     END IF;
     IF json_array_length(coalesce(p_keys->'retireScopes', '[]')) > 0 THEN

@@ -2,6 +2,7 @@ import pg from 'pg';
 import {
   checkKeyChanges,
   MAX_KEY_CHANGES,
+  releasedUses,
   retiredBecause,
   validKeyIds,
   validLimit,
@@ -30,7 +31,7 @@ export const keyChangesJson = (changes: CheckedKeyChanges): string =>
       uses: key.uses,
       expiresAt: key.expiresAt.toISOString(),
     })),
-    extend: changes.extend,
+    require: changes.require,
     release: changes.release,
     retireScopes: changes.retireScopes,
     destroy: changes.destroy,
@@ -103,10 +104,10 @@ export const createPostgresKeys = (query: Query, schema: string): Omit<Standalon
       const rows = await query<{ id: string; wrapped: string }>(sql.get, [[...ids], now]);
       return new Map(rows.map((row) => [row.id, row.wrapped]));
     },
-    async release(ids) {
-      validKeyIds(ids, 'release');
-      if (ids.length === 0) return;
-      await apply({ put: [], extend: [], release: ids, retireScopes: [], destroy: [] });
+    async release(releases) {
+      const uses = releasedUses(releases, 'release');
+      if (uses.length === 0) return;
+      await apply({ put: [], require: [], release: uses, retireScopes: [], destroy: [] });
     },
     async due(now, limit) {
       validDate(now, 'now');

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import type { GroupCommit } from '../../sqlite/group-commit.ts';
-import { countUses, MAX_KEY_CHANGES, retiredBecause, validKeyIds, validLimit, validStoredKey, type CheckedKeyChanges } from '../data-keys.ts';
+import { MAX_KEY_CHANGES, releasedUses, retiredBecause, validKeyIds, validLimit, validStoredKey, type CheckedKeyChanges, type KeyUses } from '../data-keys.ts';
 import { DataKeyGoneError, type KeyVault, type StoredDataKey } from '../port.ts';
 import { epochMs } from '../validation.ts';
 import { keySql, type KeyRow } from './schema.ts';
@@ -25,9 +25,9 @@ export const createSqliteDataKeys = (
   const insert = db.prepare(keySql.insert);
   const importOne = db.prepare(keySql.importOne);
   const release = db.prepare<[number, string]>(keySql.release);
-  const extend = db.prepare<[number, number, string, number]>(keySql.extend);
   const retireScope = db.prepare<[string]>(keySql.retireScope);
   const exists = db.prepare<[string], number>(keySql.exists).pluck();
+  const sealable = db.prepare<[string, number], number>(keySql.sealable).pluck();
   const destroy = db.prepare<[string]>(keySql.destroy);
   const usable = db.prepare<[string, number], string>(keySql.usable).pluck();
   const dueScope = db.prepare<[number], KeyRow>(keySql.dueScope);
@@ -43,24 +43,24 @@ export const createSqliteDataKeys = (
   let lastSeq = 0;
   const nextSeq = (): number => (lastSeq = Math.max(Date.now() * 1000, lastSeq + 1));
 
-  /** Throws DataKeyGoneError, before anything is written, when a key to destroy does not exist. */
-  const checkDestroy = (changes: CheckedKeyChanges): void => {
+  /**
+   * Throws DataKeyGoneError, before anything is written, when a key to destroy does not exist or
+   * a required key may no longer be used.
+   */
+  const check = (changes: CheckedKeyChanges): void => {
     const gone = changes.destroy.filter((id) => exists.get(id) === undefined);
+    if (changes.require.length > 0) {
+      const now = Date.now();
+      for (const id of changes.require) if (sealable.get(id, now) === undefined) gone.push(id);
+    }
     if (gone.length > 0) throw new DataKeyGoneError(gone);
   };
 
-  /** More uses for keys that may still be used; DataKeyGoneError (the savepoint then writes nothing) for one that may not. */
-  const extendAll = (entries: CheckedKeyChanges['extend']): void => {
-    const now = Date.now();
-    const gone = entries.filter((entry) => extend.run(entry.uses, entry.uses, entry.id, now).changes === 0).map((entry) => entry.id);
-    if (gone.length > 0) throw new DataKeyGoneError(gone);
+  const releaseAll = (releases: readonly KeyUses[]): void => {
+    for (const { id, uses } of releases) release.run(uses, id);
   };
 
-  const releaseAll = (ids: readonly string[]): void => {
-    for (const [id, uses] of countUses(ids)) release.run(uses, id);
-  };
-
-  /** Applies the changes; to be run inside the append's savepoint, after checkDestroy. */
+  /** Applies the changes; to be run inside the append's savepoint, after check. */
   const apply = (changes: CheckedKeyChanges): void => {
     for (const key of changes.put) {
       try {
@@ -72,7 +72,6 @@ export const createSqliteDataKeys = (
         throw error;
       }
     }
-    extendAll(changes.extend);
     releaseAll(changes.release);
     for (const scope of changes.retireScopes) retireScope.run(scope);
     for (const id of changes.destroy) destroy.run(id);
@@ -91,10 +90,10 @@ export const createSqliteDataKeys = (
         return found;
       });
     },
-    async release(ids) {
-      validKeyIds(ids, 'release');
-      if (ids.length === 0) return;
-      await options.groupCommit.enqueue(() => releaseAll(ids));
+    async release(releases) {
+      const uses = releasedUses(releases, 'release');
+      if (uses.length === 0) return;
+      await options.groupCommit.enqueue(() => releaseAll(uses));
     },
     async due(now, limit) {
       const at = epochMs(now, 'now');
@@ -133,7 +132,7 @@ export const createSqliteDataKeys = (
     },
   };
 
-  return { checkDestroy, apply, vault, onDestroyed: options.onDestroyed };
+  return { check, apply, vault, onDestroyed: options.onDestroyed };
 };
 
 const toStoredKey = (row: KeyRow): StoredDataKey => ({

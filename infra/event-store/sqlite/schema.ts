@@ -108,9 +108,10 @@ export const keySql = {
   insert: `INSERT INTO data_keys (${keyColumns}, created_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   importOne: `INSERT INTO data_keys (${keyColumns}, created_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
   release: 'UPDATE data_keys SET uses_left = max(uses_left - ?, 0) WHERE id = ? AND uses_left > 0',
-  extend: 'UPDATE data_keys SET uses = uses + ?, uses_left = uses_left + ? WHERE id = ? AND uses_left > 0 AND expires_at > ? AND scope_retired = 0',
   retireScope: 'UPDATE data_keys SET scope_retired = 1 WHERE scope = ? AND scope_retired = 0',
   exists: 'SELECT 1 FROM data_keys WHERE id = ?',
+  /** A key that may still seal: not used up, expired or retired. */
+  sealable: 'SELECT 1 FROM data_keys WHERE id = ? AND uses_left > 0 AND expires_at > ? AND scope_retired = 0',
   destroy: 'DELETE FROM data_keys WHERE id = ?',
   usable: 'SELECT wrapped FROM data_keys WHERE id = ? AND expires_at > ? AND scope_retired = 0',
   /** The three ways to be due, each the oldest first from its own index: `due` merges them. */

@@ -144,7 +144,7 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
     (streamName: string, expected: ExpectedVersion, events: readonly PendingEvent[], keyChanges: CheckedKeyChanges | undefined): AppendResult => {
       const current = selectStreamVersion.get(streamName) ?? 0n;
       if (!versionMatches(expected, current)) throw new ExpectedVersionConflictError(streamName, expected, current);
-      if (keyChanges !== undefined) keys.checkDestroy(keyChanges);
+      if (keyChanges !== undefined) keys.check(keyChanges);
       let version = current;
       let lastPosition = 0n;
       if (events.length === 0) {
