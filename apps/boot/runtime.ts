@@ -44,7 +44,8 @@ export const openContext = async (
   log: Logger = createLogger(config.LOG_LEVEL),
   options: { processMetrics?: boolean; brokerMaintenance?: boolean } = {},
 ): Promise<RelayContext> => {
-  const store = await openEventStore(config);
+  // The embedded store's checkpoints are left to the thread that delivers (the broker's too).
+  const store = await openEventStore(config, { checkpoints: options.brokerMaintenance ?? false });
   const broker = await openBroker(config, store, log, { maintenance: options.brokerMaintenance ?? false }).catch(async (error: unknown) => {
     await store.close().catch(() => undefined);
     throw error;

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Broker } from '../../infra/broker/port.ts';
 import type { EventStore, EventTagger } from '../../infra/event-store/port.ts';
 import { tagsOf, TAGS_VERSION } from '../history/event-tags.ts';
+import { CHECKPOINT_PAGES, LATE_CHECKPOINT_PAGES } from '../../infra/sqlite/checkpoint-pages.ts';
 import type { SqliteSynchronous } from '../../infra/sqlite/open-sqlite.ts';
 import { messageRetentionMs, type Config } from './config.ts';
 import { topicPolicyOf } from '../pipeline/topology.ts';
@@ -17,15 +18,21 @@ import { configuredStoreLocation, type StoreLocation } from './store-location.ts
 /** Which apps each event concerns: the index every store keeps beside the history (apps/history/event-tags.ts). */
 export const relayTagger: EventTagger = { version: TAGS_VERSION, tagsOf };
 
-/** Opens the event store that the configuration names. */
-export const openEventStore = (config: Config): Promise<EventStore> =>
+/**
+ * Opens the event store that the configuration names. `checkpoints: false` (a thread or process
+ * that does not deliver) leaves the checkpoints of the embedded store to the one that delivers.
+ */
+export const openEventStore = (config: Config, options: { checkpoints?: boolean } = {}): Promise<EventStore> =>
   openEventStoreAt(configuredStoreLocation(config), {
     sqliteSynchronous: config.SQLITE_SYNCHRONOUS,
+    sqliteCheckpoints: options.checkpoints ?? true,
     ...(config.EVENT_STORE === 'eventstoredb' ? { keyVault: { connectionString: config.DATABASE_URL!, schema: config.DATABASE_SCHEMA } } : {}),
   });
 
 export interface OpenOptions {
   readonly sqliteSynchronous?: SqliteSynchronous;
+  /** Whether this connection does the embedded store's checkpoints (default true; see openEventStore). */
+  readonly sqliteCheckpoints?: boolean;
   /** EventStoreDB only: the PostgreSQL database and schema of its data keys (it has no tables of its own). */
   readonly keyVault?: { readonly connectionString: string; readonly schema: string };
 }
@@ -37,7 +44,13 @@ export const openEventStoreAt = async (location: StoreLocation, options: OpenOpt
       const { createSqliteEventStore } = await import('../../infra/event-store/sqlite/sqlite-event-store.ts');
       fs.mkdirSync(path.dirname(location.file), { recursive: true });
       // 5 ms: commits of other processes (the CLI, other roles) reach subscribers within that.
-      return createSqliteEventStore({ path: location.file, synchronous: options.sqliteSynchronous ?? 'full', pollIntervalMs: 5, tagger: relayTagger });
+      return createSqliteEventStore({
+        path: location.file,
+        synchronous: options.sqliteSynchronous ?? 'full',
+        pollIntervalMs: 5,
+        tagger: relayTagger,
+        autoCheckpointPages: options.sqliteCheckpoints === false ? LATE_CHECKPOINT_PAGES : CHECKPOINT_PAGES,
+      });
     }
     case 'postgres': {
       const { createPostgresEventStore } = await import('../../infra/event-store/postgres/postgres-event-store.ts');

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
+import { CHECKPOINT_PAGES } from './checkpoint-pages.ts';
 
 /** `PRAGMA synchronous` levels (see docs/durability.md). */
 export type SqliteSynchronous = 'off' | 'normal' | 'full' | 'extra';
@@ -13,6 +14,12 @@ export interface OpenSqliteOptions {
   readonly synchronous?: SqliteSynchronous | undefined;
   /** How long a write waits for another connection's lock before failing. Default 5000. */
   readonly busyTimeoutMs?: number | undefined;
+  /**
+   * WAL frames after which a commit of this connection copies the WAL into the database
+   * (`PRAGMA wal_autocheckpoint`). Default 1000, SQLite's. Of several connections on one file,
+   * the one with the lowest threshold does nearly every checkpoint.
+   */
+  readonly autoCheckpointPages?: number | undefined;
   /** DDL that brings an empty file to `schemaVersion` (it sets `PRAGMA user_version` itself). */
   readonly schemaSql: string;
   readonly schemaVersion: number;
@@ -30,6 +37,8 @@ export const openSqlite = (options: OpenSqliteOptions): Database.Database => {
   if (!synchronousLevels.includes(synchronous)) throw new RangeError(`Unknown synchronous level ${synchronous}`);
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
   if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) throw new RangeError('busyTimeoutMs must be an integer >= 0');
+  const autoCheckpointPages = options.autoCheckpointPages ?? CHECKPOINT_PAGES;
+  if (!Number.isSafeInteger(autoCheckpointPages) || autoCheckpointPages < 1) throw new RangeError('autoCheckpointPages must be an integer >= 1');
   const inMemory = options.path === ':memory:';
   let db: Database.Database | undefined;
   try {
@@ -39,6 +48,7 @@ export const openSqlite = (options: OpenSqliteOptions): Database.Database => {
     const mode = db.pragma('journal_mode = WAL', { simple: true });
     if (mode !== 'wal' && !inMemory) throw new Error(`journal_mode is ${String(mode)}, not wal`);
     db.pragma(`synchronous = ${synchronous}`);
+    db.pragma(`wal_autocheckpoint = ${autoCheckpointPages}`);
     db.defaultSafeIntegers(true);
     const opened = db;
     opened

@@ -5,6 +5,7 @@ import { checkRecordSizes, maxRecordBytesOption, type TopicPolicyOf } from '../r
 import { createEmbeddedConsumer, type Claim, type ConsumerSource, type EmbeddedConsumer } from './embedded-consumer.ts';
 import { openCommitSignal } from '../../sqlite/commit-signal.ts';
 import { createGroupCommit } from '../../sqlite/group-commit.ts';
+import { CHECKPOINT_PAGES, LATE_CHECKPOINT_PAGES } from '../../sqlite/checkpoint-pages.ts';
 import { messageOf, openSqlite, type SqliteSynchronous } from '../../sqlite/open-sqlite.ts';
 import { createLogMaintenance } from './log-maintenance.ts';
 import { schemaSql, SCHEMA_VERSION, sql, type LeaseRow, type RecordRow } from './schema.ts';
@@ -28,8 +29,9 @@ export interface EmbeddedBrokerOptions {
   /** How often the retention runs. Default 5000. */
   readonly retentionIntervalMs?: number;
   /**
-   * Whether this instance runs the retention (default true). Several instances on one file (the
-   * threads and processes of one host) need only one of them to: Relay lets the delivery side do it.
+   * Whether this instance runs the retention and the file's checkpoints (default true). Several
+   * instances on one file (the threads and processes of one host) need only one of them to: Relay
+   * lets the delivery side do it. One without it checkpoints late (infra/sqlite/checkpoint-pages.ts).
    */
   readonly maintenance?: boolean;
   /**
@@ -330,7 +332,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
 
 const openDatabase = (options: EmbeddedBrokerOptions): Database.Database => {
   try {
-    return openSqlite({ ...options, schemaSql, schemaVersion: SCHEMA_VERSION });
+    return openSqlite({ ...options, schemaSql, schemaVersion: SCHEMA_VERSION, autoCheckpointPages: options.maintenance === false ? LATE_CHECKPOINT_PAGES : CHECKPOINT_PAGES });
   } catch (error) {
     if (error instanceof RangeError) throw error;
     throw new BrokerUnavailableError(`Cannot open the embedded broker at ${options.path}: ${messageOf(error)}`, { cause: error });

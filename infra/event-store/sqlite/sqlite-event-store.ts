@@ -36,6 +36,8 @@ export interface SqliteEventStoreOptions {
   readonly pollIntervalMs?: number;
   /** How long a write waits for another connection's write lock before failing. Default 5000. */
   readonly busyTimeoutMs?: number;
+  /** WAL frames after which a commit of this connection checkpoints (see open-sqlite.ts). Default 1000. */
+  readonly autoCheckpointPages?: number;
   /** Derives the tags of appended events (EventFilter.tags). Without one, no tags are written. */
   readonly tagger?: EventTagger;
   /**
