@@ -108,7 +108,13 @@ export class SealingWindows {
 }
 
 /** The key changes of several apps' windows as one (the keys of several apps in one append). */
-export const mergeKeyChanges = (changes: readonly KeyChanges[]): KeyChanges => ({
-  put: changes.flatMap((change) => change.put ?? []),
-  require: changes.flatMap((change) => change.require ?? []),
-});
+export const mergeKeyChanges = (changes: readonly KeyChanges[]): KeyChanges => {
+  if (changes.length === 1) return changes[0]!; // one app: the common case, on every send
+  const put: NonNullable<KeyChanges['put']>[number][] = [];
+  const require: string[] = [];
+  for (const change of changes) {
+    if (change.put) put.push(...change.put);
+    if (change.require) require.push(...change.require);
+  }
+  return { put, require };
+};

@@ -14,8 +14,8 @@ export const decide = (command: SendBatchCommand, state: SendBatchState): Decisi
       if (state.status !== 'none') return domainError('conflict', 'Batch already recorded');
       const { batchId, credentialId, userId, messages, bodies, now } = command.data;
       if (messages.length === 0) return [];
-      const sealedFor = new Map(bodies.map((body) => [body.keyId, body.appId]));
-      if (messages.some((message) => sealedFor.get(message.keyId) !== message.appId)) return domainError('validation', 'Every message needs its sealed body');
+      const sealed = (message: (typeof messages)[number]) => bodies.some((body) => body.keyId === message.keyId && body.appId === message.appId);
+      if (!messages.every(sealed)) return domainError('validation', 'Every message needs its sealed body');
       return [{ type: 'MessagesAccepted', data: { batchId, credentialId, userId, messages, bodies, acceptedAt: now.toISOString() } }];
     }
     default:
