@@ -1,6 +1,7 @@
 import { inboundBinding, type InboundBody, type InboundMessage } from '../../domain/inbound/events.ts';
 import type { ConsumedRecord } from '../../infra/broker/port.ts';
-import { jsonOf } from '../../infra/crypto/message-sealer.ts';
+import { bodiesOfStrings } from '../../domain/shared/message-body.ts';
+import { SealedPayloadError, type OpenedPayload } from '../../infra/crypto/message-sealer.ts';
 import type { RelayContext } from '../boot/context.ts';
 import { isLegacyInbound, type InboundRecord } from '../pipeline/queue-records.ts';
 import { topics } from '../pipeline/topology.ts';
@@ -97,10 +98,17 @@ const openRecords = async (ctx: RelayContext, records: readonly ConsumedRecord[]
       opened.set(record.offset, undefined);
       return;
     }
-    const body = jsonOf<InboundBody>(ctx.sealer.open(ctx.sealer.unwrap(key), inboundBinding(value.messageId), value.sealed));
+    const body = inboundBodyOf(ctx.sealer.open(ctx.sealer.unwrap(key), inboundBinding(value.messageId), value.sealed));
     opened.set(record.offset, { message: polled(value, body), keyId: value.keyId });
   });
   return opened;
+};
+
+/** The body an inbound payload holds: its three strings (s2), or JSON (s1, Relay 0.1 before s2). */
+const inboundBodyOf = (opened: OpenedPayload): InboundBody => {
+  const body = opened.format === 'strings' ? bodiesOfStrings(opened.strings)?.[0] : (opened.value as InboundBody);
+  if (body === undefined || typeof body.c !== 'string' || typeof body.t !== 'string') throw new SealedPayloadError('An inbound payload does not hold one body');
+  return body;
 };
 
 const interleave = <T>(lists: readonly T[][]): T[] => {

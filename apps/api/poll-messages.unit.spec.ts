@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { inboundBinding } from '../../domain/inbound/events.ts';
 import { BrokerUnavailableError, type ConsumedRecord, type PopOptions } from '../../infra/broker/port.ts';
+import { bodyStrings } from '../../domain/shared/message-body.ts';
+import { sealLegacyJson } from '../../test/support/legacy-seal.ts';
 import { createMessageSealer } from '../../infra/crypto/message-sealer.ts';
 import { createSecretBox } from '../../infra/crypto/secret-box.ts';
 import { EventStoreUnavailableError } from '../../infra/event-store/port.ts';
@@ -18,7 +20,7 @@ const fixture = () => {
   let keysDown = false;
   let forgottenCount = 0;
   let offset = 0n;
-  const add = (appId: string, text: string, options: { forget?: boolean } = {}) => {
+  const add = (appId: string, text: string, options: { forget?: boolean; legacy?: boolean } = {}) => {
     const key = sealer.newKey();
     const messageId = `m${offset}`;
     if (!options.forget) keys.set(key.id, key.wrapped);
@@ -28,7 +30,9 @@ const fixture = () => {
       appMessengerId: 'am',
       messenger: 'signal',
       keyId: key.id,
-      sealed: sealer.seal(key.raw, inboundBinding(messageId), { c: '+1555', t: text }),
+      sealed: options.legacy
+        ? sealLegacyJson(key.raw, inboundBinding(messageId), { c: '+1555', t: text })
+        : sealer.seal(key.raw, inboundBinding(messageId), bodyStrings([{ c: '+1555', t: text }])),
       timestamp: 1,
       isGroupMessage: false,
       isCommand: false,
@@ -123,5 +127,14 @@ describe('poll across several apps', () => {
     expect(texts(result)).toEqual(['a1', 'a2', 'b1', 'b2']);
     expect(result.messages[0]).toMatchObject({ contactId: '+1555', messenger: 'signal', isGroupMessage: false, isCommand: false });
     expect(result.messages[0]).not.toHaveProperty('groupId');
+  });
+
+  it('opens the payloads sealed as JSON (format s1) by Relay 0.1 before s2, beside those sealed now', async () => {
+    const f = fixture();
+    f.add('a', 'old', { legacy: true });
+    f.add('a', 'new');
+    const result = await popRoundRobin(f.ctx, ['a'], 2);
+    expect(texts(result)).toEqual(['new', 'old']);
+    expect(result.messages.map((m) => m.contactId)).toEqual(['+1555', '+1555']);
   });
 });

@@ -1,5 +1,6 @@
 import { sendBatchDecider, sendBatchStreamName } from '../../domain/send-batch/decider.ts';
-import { bodiesBinding, bodyStrings, type AcceptedMessage, type OutboundMessage, type SealedBodies } from '../../domain/send-batch/message.ts';
+import { bodiesBinding, type AcceptedMessage, type OutboundMessage, type SealedBodies } from '../../domain/send-batch/message.ts';
+import { bodyStrings } from '../../domain/shared/message-body.ts';
 import { validateSendItem, type FailedMessage, type SendMessageInput } from '../../domain/send-batch/validate.ts';
 import { MESSENGERS } from '../../domain/shared/messengers.ts';
 import { BrokerUnavailableError } from '../../infra/broker/port.ts';
@@ -66,7 +67,7 @@ const acceptBatch = async (ctx: RelayContext, caller: Caller, byApp: ReadonlyMap
     const { key, change } = ctx.sealing.take(appId, sendBatchStreamName(batchId), list.length, now);
     // In the order of the event's messages under this key: no message id is repeated inside.
     const payload = bodyStrings(list.map((m) => ({ c: m.contactId, t: m.text, ...(m.groupId === undefined ? {} : { g: m.groupId }) })));
-    bodies.push({ keyId: key.id, appId, sealed: ctx.sealer.sealStrings(key.raw, bodiesBinding(batchId, key.id), payload) });
+    bodies.push({ keyId: key.id, appId, sealed: ctx.sealer.seal(key.raw, bodiesBinding(batchId, key.id), payload) });
     changes.push(change);
     for (const m of list) accepted.push({ messageId: m.messageId, appId, messenger: m.messenger, keyId: key.id });
   }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { inboundDecider, inboundStreamName } from '../../domain/inbound/decider.ts';
 import { inboundBinding, type InboundBody } from '../../domain/inbound/events.ts';
+import { bodyStrings } from '../../domain/shared/message-body.ts';
 import { characterCount } from '../../domain/shared/text.ts';
 import type { MessageSealer } from '../../infra/crypto/message-sealer.ts';
 import { DataKeyGoneError, type EventStore } from '../../infra/event-store/port.ts';
@@ -75,7 +76,7 @@ export const receiveInbound = async (deps: InboundDeps, message: InboundFromCont
           content,
           ...(groupId !== undefined ? { groupId } : {}),
           keyId: key.id,
-          sealed: sealer.seal(key.raw, inboundBinding(messageId), body),
+          sealed: sealer.seal(key.raw, inboundBinding(messageId), bodyStrings([body])),
           ...(message.timestamp !== undefined ? { timestamp: message.timestamp } : {}),
           now,
         },

@@ -1,5 +1,6 @@
 import type { SendBatchEvent } from '../../domain/send-batch/events.ts';
-import { bodiesBinding, bodiesOfStrings, type MessageBody, type OutboundRef } from '../../domain/send-batch/message.ts';
+import { bodiesBinding, type MessageBody, type OutboundRef } from '../../domain/send-batch/message.ts';
+import { bodiesOfStrings } from '../../domain/shared/message-body.ts';
 import { sendBatchStreamName } from '../../domain/send-batch/decider.ts';
 import type { MessageSealer } from '../../infra/crypto/message-sealer.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
@@ -58,7 +59,7 @@ export const createBodyOpener = (store: EventStore, sealer: MessageSealer, optio
     const sealed = accepted?.data.bodies.find((body) => body.keyId === ref.keyId);
     if (!accepted || !sealed) throw new Error(`The sealed bodies of key ${ref.keyId} are not in batch ${ref.batchId}`);
     const opened = sealer.open(material(ref.keyId, wrapped), bodiesBinding(ref.batchId, ref.keyId), sealed.sealed);
-    // The payload lists the bodies in the order of the event's messages under this key (JSON in events written before format s2).
+    // The payload lists the bodies in the order of the event's messages under this key (JSON in events of Relay 0.1 before format s2).
     const payload = opened.format === 'strings' ? bodiesOfStrings(opened.strings) : (opened.value as MessageBody[]);
     const ids = accepted.data.messages.filter((message) => message.keyId === ref.keyId).map((message) => message.messageId);
     if (!Array.isArray(payload) || payload.length !== ids.length) throw new Error(`The sealed bodies of key ${ref.keyId} in batch ${ref.batchId} do not match its messages`);

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { bodiesBinding, bodyStrings, type AcceptedMessage, type MessageBody, type OutboundRef } from '../../domain/send-batch/message.ts';
+import { bodiesBinding, type AcceptedMessage, type MessageBody, type OutboundRef } from '../../domain/send-batch/message.ts';
+import { bodyStrings } from '../../domain/shared/message-body.ts';
+import { sealLegacyJson } from '../../test/support/legacy-seal.ts';
 import { createMessageSealer } from '../../infra/crypto/message-sealer.ts';
 import { createSecretBox } from '../../infra/crypto/secret-box.ts';
 import type { EventStore, RecordedEvent } from '../../infra/event-store/port.ts';
@@ -11,7 +13,7 @@ const now = new Date('2026-11-23T00:00:00Z');
 
 /**
  * A send batch of two apps whose messages interleave, each app's bodies sealed under its own key,
- * as the send route seals them (format s2), or as it did before (JSON, s1).
+ * as the send route seals them (format s2), or as Relay 0.1 did before (JSON, s1).
  */
 const batchOfTwoApps = (format: 'strings' | 'json' = 'strings') => {
   const keys = { a: sealer.newKey(), b: sealer.newKey() };
@@ -27,8 +29,8 @@ const batchOfTwoApps = (format: 'strings' | 'json' = 'strings') => {
     appId,
     sealed: ((bodies: MessageBody[]) =>
       format === 'strings'
-        ? sealer.sealStrings(keys[appId].raw, bodiesBinding(batchId, keys[appId].id), bodyStrings(bodies))
-        : sealer.seal(keys[appId].raw, bodiesBinding(batchId, keys[appId].id), bodies))(sent.filter((m) => m.appId === appId).map((m): MessageBody => m.body)),
+        ? sealer.seal(keys[appId].raw, bodiesBinding(batchId, keys[appId].id), bodyStrings(bodies))
+        : sealLegacyJson(keys[appId].raw, bodiesBinding(batchId, keys[appId].id), bodies))(sent.filter((m) => m.appId === appId).map((m): MessageBody => m.body)),
   }));
   const event: RecordedEvent = {
     id: 'e1',

@@ -1,11 +1,8 @@
+import type { MessageBody } from '../shared/message-body.ts';
 import type { Messenger } from '../shared/messengers.ts';
 
 /** The private part of an inbound message, as sealed: contact id, text, group id. */
-export interface InboundBody {
-  c: string;
-  t: string;
-  g?: string;
-}
+export type InboundBody = MessageBody;
 
 /**
  * On stream `inbound-<messageId>`: a contact wrote to an app's bot identity. In clear: to which

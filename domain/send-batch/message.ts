@@ -19,17 +19,12 @@ export interface AcceptedMessage {
   keyId: string;
 }
 
-/** The private part of one message, as sealed: contact id, text, group id. */
-export interface MessageBody {
-  c: string;
-  t: string;
-  g?: string;
-}
+export type { MessageBody } from '../shared/message-body.ts';
 
 /**
  * The sealed bodies of one app's messages in a batch, under one data key, in the order of the
  * event's `messages` that name this key: their `bodyStrings` (format s2), or, in events written
- * before that format, a JSON `MessageBody[]` (s1).
+ * by Relay 0.1 before it, a JSON `MessageBody[]` (s1).
  */
 export interface SealedBodies {
   keyId: string;
@@ -44,26 +39,3 @@ export interface OutboundRef extends AcceptedMessage {
 
 /** What a batch's sealed payload of one data key is bound to (its additional authenticated data): it opens for that batch and key only. */
 export const bodiesBinding = (batchId: string, keyId: string) => `sendbatch-${batchId}/${keyId}`;
-
-/** What is sealed of a batch's bodies under one key: contact id, text and group id (or null) of each message, in order. */
-export const bodyStrings = (bodies: readonly MessageBody[]): (string | null)[] => {
-  const strings = new Array<string | null>(bodies.length * 3);
-  bodies.forEach((body, i) => {
-    strings[i * 3] = body.c;
-    strings[i * 3 + 1] = body.t;
-    strings[i * 3 + 2] = body.g ?? null;
-  });
-  return strings;
-};
-
-/** The bodies that `bodyStrings` gave these strings; undefined when the strings are not three per message, contact id and text present. */
-export const bodiesOfStrings = (strings: readonly (string | null)[]): MessageBody[] | undefined => {
-  if (strings.length % 3 !== 0) return undefined;
-  const bodies: MessageBody[] = [];
-  for (let i = 0; i < strings.length; i += 3) {
-    const [c, t, g] = [strings[i], strings[i + 1], strings[i + 2]];
-    if (typeof c !== 'string' || typeof t !== 'string') return undefined;
-    bodies.push(typeof g === 'string' ? { c, t, g } : { c, t });
-  }
-  return bodies;
-};
