@@ -7,13 +7,16 @@
  * Bumped (with a migration) whenever the schema below changes. Stored in `PRAGMA user_version`.
  * Every statement is idempotent, so the same text migrates any older version: 1 → 2 adds the tag
  * index, the store's metadata and the data keys; 2 → 3 drops the index on recorded_at; 3 → 4
- * drops the table of stream versions (below).
+ * drops the table of stream versions and the index on type (below).
  */
 export const SCHEMA_VERSION = 4;
 
 export const schemaSql = `
+  -- No AUTOINCREMENT: events are never deleted, so the largest position plus one (SQLite's rowid)
+  -- never reuses a committed one, without the sqlite_sequence row AUTOINCREMENT writes on every
+  -- append. (A file made before keeps its AUTOINCREMENT: it is part of the table.)
   CREATE TABLE IF NOT EXISTS events (
-    global_position INTEGER PRIMARY KEY AUTOINCREMENT,
+    global_position INTEGER PRIMARY KEY,
     event_id        TEXT    NOT NULL UNIQUE,
     stream_name     TEXT    NOT NULL,
     category        TEXT    NOT NULL,
@@ -25,10 +28,11 @@ export const schemaSql = `
     UNIQUE (stream_name, stream_version)
   );
   CREATE INDEX IF NOT EXISTS events_category_position ON events (category, global_position);
-  CREATE INDEX IF NOT EXISTS events_type_position ON events (type, global_position);
-  -- No index on recorded_at: it cost a B-tree write on every append, for the time filters of
-  -- \`relay events --since/--until\` alone, which scan in position order instead.
+  -- No index on recorded_at nor on type: each cost a B-tree write on every append, for the time
+  -- and type filters of \`relay events\` alone, which scan in position order instead (subscribers
+  -- filter by category, whose index narrows a type filter too).
   DROP INDEX IF EXISTS events_recorded_at;
+  DROP INDEX IF EXISTS events_type_position;
 
   -- A stream's version is its last event's, found in the unique index on (stream_name,
   -- stream_version) as fast as in a table of its own: that table cost a B-tree write on every

@@ -83,7 +83,7 @@ describe('SQLite event store (adapter specific)', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('creates its directory, a WAL-mode file and schema version 4 (no index on recorded_at, no table of stream versions); positions are 1n, 2n, 3n...', async () => {
+  it('creates its directory, a WAL-mode file and schema version 4 (no index on recorded_at or type, no table of stream versions, no AUTOINCREMENT); positions are 1n, 2n, 3n...', async () => {
     const store = open();
     await store.appendToStream('a-1', [{ type: 'T', data: 1 }, { type: 'T', data: 2 }]);
     await store.appendToStream('b-1', [{ type: 'T', data: 3 }]);
@@ -92,7 +92,7 @@ describe('SQLite event store (adapter specific)', () => {
     try {
       expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
       expect(raw.pragma('user_version', { simple: true })).toBe(4);
-      expect(raw.prepare("SELECT name FROM sqlite_master WHERE name IN ('events_recorded_at', 'streams')").all()).toEqual([]);
+      expect(raw.prepare("SELECT name FROM sqlite_master WHERE name IN ('events_recorded_at', 'events_type_position', 'streams', 'sqlite_sequence')").all()).toEqual([]);
       expect(raw.prepare('SELECT stream_name, stream_version FROM events ORDER BY global_position').all()).toEqual([
         { stream_name: 'a-1', stream_version: 1 },
         { stream_name: 'a-1', stream_version: 2 },
