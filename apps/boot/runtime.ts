@@ -180,7 +180,8 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
       }
     }
     if (parts.delivery) {
-      subscriptions.push(await startQueuePublisher(ctx.store, ctx.broker, ctx.log));
+      const bodies = createBodyOpener(ctx.store, ctx.sealer);
+      subscriptions.push(await startQueuePublisher(ctx.store, ctx.broker, ctx.log, (event) => bodies.remember(event)));
       // Analytics consumers subscribe to Kafka's events.<category>; nobody outside reads the embedded log.
       if (config.BROKER === 'kafka') subscriptions.push(await startEventTopicsPublisher(ctx.store, ctx.broker, ctx.log));
       consumers.push(
@@ -189,7 +190,7 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
           broker: ctx.broker,
           apps: ctx.models.apps,
           connectors: connectors!.byMessenger,
-          bodies: createBodyOpener(ctx.store, ctx.sealer),
+          bodies,
           policy: ctx.deliveryPolicy,
           metrics: ctx.metrics,
           log: ctx.log.child({ component: 'delivery' }),

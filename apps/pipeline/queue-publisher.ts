@@ -66,7 +66,11 @@ export const topicChangesFor = (event: RecordedEvent): { create: string[]; delet
   return { create: [], delete: [] };
 };
 
-export const startQueuePublisher = (store: EventStore, broker: Broker, log: Logger): Promise<CheckpointedSubscription> =>
+/**
+ * Starts the publisher. `seen` is told every event it publishes from, before the records are
+ * published (the delivery worker of this thread keeps the send batches' sealed bodies from it).
+ */
+export const startQueuePublisher = (store: EventStore, broker: Broker, log: Logger, seen?: (event: RecordedEvent) => void): Promise<CheckpointedSubscription> =>
   startCheckpointedSubscription(store, {
     name: checkpoints.queuePublisher,
     filter: QUEUE_PUBLISHER_FILTER,
@@ -87,6 +91,7 @@ export const startQueuePublisher = (store: EventStore, broker: Broker, log: Logg
           await flush();
           await broker.deleteTopics(topicChanges.delete);
         }
+        seen?.(event);
         records.push(...recordsFor(event));
       }
       await flush();

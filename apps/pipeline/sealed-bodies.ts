@@ -3,7 +3,7 @@ import { bodiesBinding, type MessageBody, type OutboundRef } from '../../domain/
 import { bodiesOfStrings } from '../../domain/shared/message-body.ts';
 import { sendBatchStreamName } from '../../domain/send-batch/decider.ts';
 import type { MessageSealer } from '../../infra/crypto/message-sealer.ts';
-import type { EventStore } from '../../infra/event-store/port.ts';
+import type { EventStore, RecordedEvent } from '../../infra/event-store/port.ts';
 
 /** The body of an outbound message, or `forgotten` when its data key is gone (retention, app deleted). */
 export type OpenedBody = MessageBody | 'forgotten';
@@ -19,17 +19,26 @@ export interface BodyOpener {
    * Rejects with the store's error when it cannot be read (a delivery then waits, it is no attempt).
    */
   open(ref: OutboundRef, wrapped: string | undefined, now: Date): Promise<OpenedBody>;
+  /**
+   * A send batch's event as the queue publisher of this thread read it: its sealed bodies are kept
+   * (sealed) for a while, so that delivering its messages need not read the event again.
+   */
+  remember(event: RecordedEvent): void;
 }
 
 export interface BodyOpenerOptions {
-  /** Opened payloads kept in memory (one per app of a batch, up to 50 messages each), and for how long. */
+  /** Opened payloads kept in memory (one per app of a batch, up to 50 messages each), and for how long (remembered events too). */
   readonly maxCached?: number;
+  /** Send batch events kept as the publisher saw them (sealed), at most this many and about this many bytes (2 MiB). */
+  readonly maxRemembered?: number;
+  readonly maxRememberedBytes?: number;
   readonly cacheMs?: number;
 }
 
 /**
- * Opens the sealed bodies of send batches for the delivery worker: the batch's event from the
- * store, its data key from the vault, one decryption per app of a batch. The messages of a batch
+ * Opens the sealed bodies of send batches for the delivery worker: the batch's event as the queue
+ * publisher of this thread saw it (or else from the store), its data key from the vault, one
+ * decryption per app of a batch. The messages of a batch
  * are delivered together, so an opened payload is kept a little while (bounded in count and time)
  * for the others, but never longer than its key: every handler call of the delivery worker asks the
  * vault which of its records' keys still exist (one read), and a key that is gone (retention, app
@@ -37,9 +46,21 @@ export interface BodyOpenerOptions {
  */
 export const createBodyOpener = (store: EventStore, sealer: MessageSealer, options: BodyOpenerOptions = {}): BodyOpener => {
   const maxCached = options.maxCached ?? 256;
+  const maxRemembered = options.maxRemembered ?? 1024;
+  const maxRememberedBytes = options.maxRememberedBytes ?? 2 * 1024 * 1024;
   const cacheMs = options.cacheMs ?? 10_000;
   /** Opened payloads by batch and key. */
   const cache = new Map<string, { at: number; bodies: Promise<Map<string, MessageBody>> }>();
+
+  /** Send batch events the publisher saw, by batch id (sealed: nothing opened until delivered), and about how many bytes they hold. */
+  const remembered = new Map<string, { at: number; event: SendBatchEvent; bytes: number }>();
+  let rememberedBytes = 0;
+  const forget = (batchId: string): void => {
+    const entry = remembered.get(batchId);
+    if (entry === undefined) return;
+    remembered.delete(batchId);
+    rememberedBytes -= entry.bytes;
+  };
 
   /** Unwrapped key material by key id (a key seals a whole period of an app's batches), dropped when the vault no longer has the key. */
   const unwrapped = new Map<string, { wrapped: string; raw: Buffer }>();
@@ -53,9 +74,15 @@ export const createBodyOpener = (store: EventStore, sealer: MessageSealer, optio
     return entry.raw;
   };
 
-  const load = async (ref: OutboundRef, wrapped: string): Promise<Map<string, MessageBody>> => {
-    const { events } = await store.readStream(sendBatchStreamName(ref.batchId));
-    const accepted = events.find((event) => event.type === 'MessagesAccepted') as unknown as SendBatchEvent | undefined;
+  const acceptedEvent = async (batchId: string, at: number): Promise<SendBatchEvent | undefined> => {
+    const seen = remembered.get(batchId);
+    if (seen !== undefined && at - seen.at <= cacheMs) return seen.event;
+    const { events } = await store.readStream(sendBatchStreamName(batchId));
+    return events.find((event) => event.type === 'MessagesAccepted') as unknown as SendBatchEvent | undefined;
+  };
+
+  const load = async (ref: OutboundRef, wrapped: string, at: number): Promise<Map<string, MessageBody>> => {
+    const accepted = await acceptedEvent(ref.batchId, at);
     const sealed = accepted?.data.bodies.find((body) => body.keyId === ref.keyId);
     if (!accepted || !sealed) throw new Error(`The sealed bodies of key ${ref.keyId} are not in batch ${ref.batchId}`);
     const opened = sealer.open(material(ref.keyId, wrapped), bodiesBinding(ref.batchId, ref.keyId), sealed.sealed);
@@ -83,7 +110,7 @@ export const createBodyOpener = (store: EventStore, sealer: MessageSealer, optio
       const payloadId = `${ref.batchId}/${ref.keyId}`;
       let entry = cache.get(payloadId);
       if (!entry || at - entry.at > cacheMs) {
-        const loading = { at, bodies: load(ref, wrapped) };
+        const loading = { at, bodies: load(ref, wrapped, at) };
         entry = loading;
         cache.set(payloadId, loading);
         loading.bodies.catch(() => cache.get(payloadId) === loading && cache.delete(payloadId));
@@ -92,6 +119,16 @@ export const createBodyOpener = (store: EventStore, sealer: MessageSealer, optio
       const body = (await entry.bodies).get(ref.messageId);
       if (!body) throw new Error(`Message ${ref.messageId} is not in its sealed bodies`);
       return body;
+    },
+
+    remember(event) {
+      if (event.type !== 'MessagesAccepted') return;
+      const accepted = event as unknown as SendBatchEvent;
+      const bytes = accepted.data.bodies.reduce((sum, body) => sum + body.sealed.length, 0) + 150 * accepted.data.messages.length;
+      forget(accepted.data.batchId);
+      remembered.set(accepted.data.batchId, { at: Date.now(), event: accepted, bytes });
+      rememberedBytes += bytes;
+      while (remembered.size > maxRemembered || rememberedBytes > maxRememberedBytes) forget(remembered.keys().next().value!);
     },
   };
 };

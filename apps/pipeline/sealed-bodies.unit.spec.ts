@@ -42,9 +42,15 @@ const batchOfTwoApps = (format: 'strings' | 'json' = 'strings') => {
     globalPosition: 1n,
     recordedAt: now,
   };
-  const store = { readStream: async () => ({ version: 1n, events: [event] }) } as unknown as EventStore;
+  const reads: string[] = [];
+  const store = {
+    readStream: async (stream: string) => {
+      reads.push(stream);
+      return { version: 1n, events: [event] };
+    },
+  } as unknown as EventStore;
   const refs: OutboundRef[] = messages.map((message) => ({ ...message, batchId }));
-  return { keys, sent, store, refs };
+  return { keys, sent, store, refs, event, reads };
 };
 
 describe('the body opener of the delivery worker', () => {
@@ -63,5 +69,18 @@ describe('the body opener of the delivery worker', () => {
     // Key a's payload under key b's ref: the binding to (batch, key) refuses it.
     const swapped = { ...refs[1]!, keyId: keys.a.id };
     await expect(opener.open(swapped, keys.b.wrapped, now)).rejects.toThrow();
+  });
+
+  it('opens a batch that the publisher of its thread remembered without reading the store, unless it was too big to keep', async () => {
+    const { keys, sent, store, refs, event, reads } = batchOfTwoApps();
+    const wrapped = new Map([keys.a, keys.b].map((key) => [key.id, key.wrapped]));
+    const opener = createBodyOpener(store, sealer);
+    opener.remember(event);
+    expect(await Promise.all(refs.map((ref) => opener.open(ref, wrapped.get(ref.keyId), now)))).toEqual(sent.map((m) => m.body));
+    expect(reads).toEqual([]);
+    const small = createBodyOpener(store, sealer, { maxRememberedBytes: 10 });
+    small.remember(event);
+    expect(await small.open(refs[0]!, wrapped.get(refs[0]!.keyId), now)).toEqual(sent[0]!.body);
+    expect(reads).toEqual([`sendbatch-${batchId}`]);
   });
 });
