@@ -59,10 +59,9 @@ export interface SqliteEventStoreOptions {
  * - Appending no events checks the expected version and returns the stream as it is
  *   (`lastPosition` is the position of the stream's last event, 0n for an empty stream); with key
  *   changes it applies them (a write), else it only reads.
- * - Subscriptions are woken right after a commit of this thread that appended events of a
- *   category they read (setImmediate), or after a commit of another thread of this process (a
- *   commit signal), and poll every `pollIntervalMs` for commits of other processes
- *   (`subscription-registry.ts`).
+ * - Subscriptions are woken right after a commit of this thread or of another thread of this
+ *   process (a commit signal) that appended events of a category they read (setImmediate), and
+ *   poll every `pollIntervalMs` for commits of other processes (`subscription-registry.ts`).
  * - Tags live in `event_tags` beside the events; opening with a tagger of another version derives
  *   them again first (`retag.ts`). Data keys live in `data_keys`, deleted under `secure_delete`,
  *   then the WAL is truncated (`data-keys.ts`, `infra/sqlite/wal-truncation.ts`).
@@ -121,7 +120,11 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
         }),
     },
   });
-  const commitSignal = openCommitSignal(options.path, () => registry.wakeSoon());
+  // Another thread's commit wakes only the subscriptions that read what it appended.
+  const commitSignal = openCommitSignal(options.path, (categories) => {
+    if (categories === undefined) registry.wakeSoon();
+    else for (const category of categories) registry.wakeSoon(category);
+  });
 
   /** Categories of the events appended in the transaction being committed: whom a commit wakes. */
   let appendedCategories = new Set<string>();
@@ -131,8 +134,8 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
     onCommitted: () => {
       if (appendedCategories.size === 0) return; // checkpoints and key changes alone: nothing to read
       for (const category of appendedCategories) registry.wakeSoon(category);
+      commitSignal.notify([...appendedCategories]);
       appendedCategories = new Set();
-      commitSignal.notify();
     },
   });
   const walTruncation = createWalTruncation(db, {
