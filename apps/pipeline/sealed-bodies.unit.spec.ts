@@ -71,16 +71,19 @@ describe('the body opener of the delivery worker', () => {
     await expect(opener.open(swapped, keys.b.wrapped, now)).rejects.toThrow();
   });
 
-  it('opens a batch that the publisher of its thread remembered without reading the store, unless it was too big to keep', async () => {
+  it('opens a batch that the publisher of its thread remembered without reading the store, unless it was too big to keep or had too many messages', async () => {
     const { keys, sent, store, refs, event, reads } = batchOfTwoApps();
     const wrapped = new Map([keys.a, keys.b].map((key) => [key.id, key.wrapped]));
     const opener = createBodyOpener(store, sealer);
     opener.remember(event);
     expect(await Promise.all(refs.map((ref) => opener.open(ref, wrapped.get(ref.keyId), now)))).toEqual(sent.map((m) => m.body));
     expect(reads).toEqual([]);
-    const small = createBodyOpener(store, sealer, { maxRememberedBytes: 10 });
-    small.remember(event);
-    expect(await small.open(refs[0]!, wrapped.get(refs[0]!.keyId), now)).toEqual(sent[0]!.body);
-    expect(reads).toEqual([`sendbatch-${batchId}`]);
+    for (const options of [{ maxRememberedBytes: 10 }, { maxRememberedMessages: 3 }]) {
+      reads.length = 0;
+      const other = createBodyOpener(store, sealer, options);
+      other.remember(event);
+      expect(await other.open(refs[0]!, wrapped.get(refs[0]!.keyId), now)).toEqual(sent[0]!.body);
+      expect(reads, JSON.stringify(options)).toEqual([`sendbatch-${batchId}`]);
+    }
   });
 });
