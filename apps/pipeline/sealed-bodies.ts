@@ -27,7 +27,12 @@ export interface BodyOpener {
 }
 
 export interface BodyOpenerOptions {
-  /** Opened payloads kept in memory (one per app of a batch, up to 50 messages each), and for how long (remembered events too). */
+  /**
+   * Opened payloads kept in memory (one per app of a batch, up to 50 messages each; default 32:
+   * a batch's messages are delivered within a call or two, and each one kept outlives the young
+   * generation, so that 256 of them grew the pipeline thread's heap by about 30 MB under load),
+   * and for how long (remembered events too).
+   */
   readonly maxCached?: number;
   /** Send batch events kept as the publisher saw them (sealed), at most this many and about this many bytes (1 MiB), of batches of at most this many messages (5). */
   readonly maxRemembered?: number;
@@ -46,7 +51,7 @@ export interface BodyOpenerOptions {
  * deleted) drops its payloads from memory at once.
  */
 export const createBodyOpener = (store: EventStore, sealer: MessageSealer, options: BodyOpenerOptions = {}): BodyOpener => {
-  const maxCached = options.maxCached ?? 256;
+  const maxCached = options.maxCached ?? 32;
   const maxRemembered = options.maxRemembered ?? 1024;
   const maxRememberedBytes = options.maxRememberedBytes ?? 1024 * 1024;
   const maxRememberedMessages = options.maxRememberedMessages ?? 5;

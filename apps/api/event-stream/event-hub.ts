@@ -29,9 +29,13 @@ export interface Attachment {
 
 type Tagger = (event: RecordedEvent) => readonly string[];
 
+/** How long the hub keeps following the store after its last stream ended (a client that reconnects finds it running). */
+const IDLE_STOP_MS = 10_000;
+
 export class EventHub {
   private subscription: Subscription | undefined;
   private starting: Promise<void> | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
   private position = 0n;
   private readonly byTag = new Map<string, Set<HubStream>>();
   private readonly streams = new Set<HubStream>();
@@ -40,6 +44,8 @@ export class EventHub {
     private readonly history: EventHistory,
     private readonly tagsOf: Tagger,
     private readonly log: Logger,
+    /** After the last stream ends, the subscription stops this much later unless a stream came meanwhile: nobody reads every new event for nothing. */
+    private readonly idleStopMs = IDLE_STOP_MS,
   ) {}
 
   get size(): number {
@@ -52,6 +58,7 @@ export class EventHub {
    */
   attach(stream: HubStream): Attachment {
     if (!this.subscription) throw new Error('The event hub is not running');
+    clearTimeout(this.idleTimer);
     this.streams.add(stream);
     for (const tag of stream.tags) {
       let set = this.byTag.get(tag);
@@ -70,11 +77,17 @@ export class EventHub {
   }
 
   async stop(): Promise<void> {
+    clearTimeout(this.idleTimer);
     const subscription = this.subscription;
     this.subscription = undefined;
     this.starting = undefined;
     for (const stream of [...this.streams]) stream.revoke('the server is shutting down');
     await subscription?.stop();
+  }
+
+  /** Whether the hub follows the store now. */
+  get running(): boolean {
+    return this.subscription !== undefined;
   }
 
   private remove(stream: HubStream): void {
@@ -84,18 +97,34 @@ export class EventHub {
       set?.delete(stream);
       if (set?.size === 0) this.byTag.delete(tag);
     }
+    if (this.streams.size === 0) this.stopWhenIdle();
+  }
+
+  private stopWhenIdle(): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      if (this.streams.size > 0 || this.subscription === undefined) return;
+      const subscription = this.subscription;
+      this.subscription = undefined;
+      this.starting = undefined;
+      void subscription.stop().catch((error: unknown) => this.log.warn({ err: error }, 'event stream hub: the idle subscription did not stop cleanly'));
+    }, this.idleStopMs);
+    this.idleTimer.unref();
   }
 
   /** Starts the subscription unless it runs (rejects when the store cannot be read). */
   start(): Promise<void> {
     this.starting ??= (async () => {
       this.position = await this.history.head();
-      this.subscription = this.history.follow(
+      // A subscription stopped while idle may still hand over a batch in flight: only the current one counts.
+      const subscription: Subscription = this.history.follow(
         this.position,
         (events) => {
+          if (this.subscription !== subscription) return;
           for (const event of events) this.dispatch(event);
         },
         (error) => {
+          if (this.subscription !== subscription) return;
           // Every stream ends (its client reconnects with Last-Event-ID); the next stream starts a new subscription.
           this.log.error({ err: error }, 'event stream hub: subscription failed');
           this.subscription = undefined;
@@ -103,6 +132,7 @@ export class EventHub {
           for (const stream of [...this.streams]) stream.revoke('the event store failed');
         },
       );
+      this.subscription = subscription;
     })().catch((error: unknown) => {
       this.starting = undefined;
       throw error;
