@@ -54,6 +54,18 @@ const startProcess = async (args: string[], env: Record<string, string>, port: n
   throw new Error(`process ${args.join(' ')} did not start`);
 };
 
+/** SIGTERM, then the child's exit (or SIGKILL after 30 s). */
+const stopped = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+
 type Measured = { rps: number; p50: number; p99: number };
 /** What autocannon loads: a URL and its request options. */
 type Target = [url: string, options: Partial<autocannon.Options>];
@@ -282,8 +294,8 @@ const main = async () => {
     }
     simulator.close();
   } finally {
-    relay.kill('SIGTERM');
-    bare.kill('SIGTERM');
+    // Relay still writes its files while it stops: remove its data directory once it has exited.
+    await Promise.all([relay, bare].map((child) => stopped(child)));
   }
   console.log(`\n| measure | result |\n|---|---|\n${results.join('\n')}`);
   console.log(
