@@ -1,0 +1,148 @@
+/**
+ * signal-cli's TCP transport (`signal-cli daemon --tcp HOST:PORT`): one JSON-RPC message per line
+ * both ways, answers in any order (matched by id), `receive` notifications on the same socket.
+ * One long-lived connection, opened again with back-off when lost; calls made while it is down
+ * fail at once as unavailable rather than wait.
+ */
+import net from 'node:net';
+import type { JSONRPCRequest, JSONRPCResponse } from 'json-rpc-2.0';
+import { Backoff } from '../../net/backoff.ts';
+import { RpcRequester } from './rpc-requester.ts';
+import { MAX_DAEMON_FRAME_BYTES, SignalDaemonUnavailableError, type ChannelState, type RpcCall, type RpcOutcome, type SignalRpc } from './signal-rpc.ts';
+
+export interface TcpSignalRpcOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly timeoutMs: number;
+  readonly reconnect?: { readonly minMs: number; readonly maxMs: number };
+  readonly onMalformed?: (reason: string) => void;
+}
+
+type Line = { id?: unknown; method?: unknown; params?: unknown; result?: unknown; error?: unknown };
+
+/** The `params` of a `receive` notification; with `--receive-mode manual` they are wrapped in `{ subscription, result }`. */
+const receivedParams = (params: unknown): unknown => {
+  if (params && typeof params === 'object' && 'subscription' in params && 'result' in params) return (params as { result: unknown }).result;
+  return params;
+};
+
+export class TcpSignalRpc implements SignalRpc {
+  private readonly requester: RpcRequester;
+  private readonly backoff: Backoff;
+  private socket: net.Socket | undefined;
+  private connected = false;
+  private closed = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private onReceive: ((params: unknown) => void) | undefined;
+  private onState: (state: ChannelState) => void = () => undefined;
+  private firstConnection: Promise<void> | undefined;
+
+  constructor(private readonly options: TcpSignalRpcOptions) {
+    this.requester = new RpcRequester((payload) => this.write(payload), options.timeoutMs);
+    this.backoff = new Backoff(options.reconnect?.minMs ?? 500, options.reconnect?.maxMs ?? 30_000);
+  }
+
+  /** Opens the connection (and keeps it open); resolves once the first attempt connected or failed. */
+  start(): Promise<void> {
+    this.firstConnection ??= new Promise((resolve) => this.connect(resolve));
+    return this.firstConnection;
+  }
+
+  async call(method: string, params?: Record<string, unknown>): Promise<unknown> {
+    await this.start();
+    return this.requester.call(method, params);
+  }
+
+  async batch(calls: readonly RpcCall[]): Promise<RpcOutcome[]> {
+    await this.start();
+    return this.requester.batch(calls);
+  }
+
+  async notify(method: string, params?: Record<string, unknown>): Promise<void> {
+    await this.start();
+    try {
+      await this.write({ jsonrpc: '2.0', method, ...(params ? { params } : {}) } as JSONRPCRequest);
+    } catch (error) {
+      throw new SignalDaemonUnavailableError(`signal-cli daemon unavailable: ${(error as Error).message}`);
+    }
+  }
+
+  listen(onReceive: (params: unknown) => void, onState: (state: ChannelState) => void = () => undefined): void {
+    if (this.onReceive) throw new Error('already listening');
+    this.onReceive = onReceive;
+    this.onState = onState;
+    if (this.connected) onState({ open: true });
+    void this.start();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.socket?.destroy();
+    this.requester.failPending('the connector is closing');
+  }
+
+  private connect(settled: () => void = () => undefined): void {
+    if (this.closed) return settled();
+    const socket = net.createConnection({ host: this.options.host, port: this.options.port });
+    this.socket = socket;
+    socket.setNoDelay(true);
+    socket.setKeepAlive(true, 10_000);
+    let buffered = '';
+    socket.setEncoding('utf8');
+    socket.once('connect', () => {
+      this.connected = true;
+      this.backoff.reset();
+      settled();
+      this.onState({ open: true });
+    });
+    socket.on('data', (chunk: string) => {
+      buffered += chunk;
+      let newline: number;
+      while ((newline = buffered.indexOf('\n')) !== -1) {
+        const line = buffered.slice(0, newline);
+        buffered = buffered.slice(newline + 1);
+        if (line.trim() !== '') this.handleLine(line);
+      }
+      if (buffered.length > MAX_DAEMON_FRAME_BYTES) {
+        this.options.onMalformed?.(`a line from the daemon exceeded ${MAX_DAEMON_FRAME_BYTES} bytes`);
+        socket.destroy(new Error('line too long'));
+      }
+    });
+    socket.on('error', () => undefined); // 'close' follows and says it
+    socket.once('close', () => {
+      const wasConnected = this.connected;
+      this.connected = false;
+      if (this.socket === socket) this.socket = undefined;
+      this.requester.failPending(wasConnected ? 'the connection to the daemon was lost' : 'the daemon could not be reached');
+      settled();
+      if (this.closed) return;
+      this.onState({ open: false, reason: wasConnected ? 'the connection to the daemon was lost' : 'the daemon could not be reached' });
+      this.retryTimer = setTimeout(() => this.connect(), this.backoff.delay());
+    });
+  }
+
+  private handleLine(line: string): void {
+    let message: Line | Line[];
+    try {
+      message = JSON.parse(line) as Line | Line[];
+    } catch {
+      this.options.onMalformed?.('a line from the daemon was not JSON');
+      return;
+    }
+    if (Array.isArray(message)) return this.requester.receive(message as JSONRPCResponse[]);
+    if (message === null || typeof message !== 'object') return this.options.onMalformed?.('a line from the daemon was not a JSON-RPC message');
+    if (typeof message.method === 'string') {
+      if (message.method === 'receive') this.onReceive?.(receivedParams(message.params));
+      return;
+    }
+    if ('result' in message || 'error' in message) return this.requester.receive(message as JSONRPCResponse);
+    this.options.onMalformed?.('a line from the daemon was not a JSON-RPC message');
+  }
+
+  private write(payload: JSONRPCRequest | JSONRPCRequest[]): Promise<void> {
+    const socket = this.socket;
+    if (!socket || !this.connected) return Promise.reject(new Error('not connected to the daemon'));
+    return new Promise((resolve, reject) => socket.write(`${JSON.stringify(payload)}\n`, (error) => (error ? reject(error) : resolve())));
+  }
+}
