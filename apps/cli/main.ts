@@ -146,18 +146,19 @@ withConfigOptions(
 withConfigOptions(
   simulate
     .command('fail')
-    .description('make the next deliveries to a contact fail (a transient failure: they are retried)')
+    .description('make the next deliveries to a contact fail (a transient failure, retried; with --permanent, a refusal that is not)')
     .requiredOption('--messenger <messenger>', 'signal, simplex or session')
     .requiredOption('--contact <contactId>', 'the contact')
     .option('--times <n>', 'how many deliveries fail; -1 until cleared, 0 clears', '1')
-    .option('--reason <text>', 'the failure reason', 'Simulated failure'),
+    .option('--reason <text>', 'the failure reason', 'Simulated failure')
+    .option('--permanent', 'the messenger refuses the contact: no retry'),
 ).action((options: Record<string, unknown>) => {
   const config = configFrom(options);
   const times = Number(options.times);
   if (!Number.isInteger(times)) throw new Error(`--times must be an integer, got ${String(options.times)}`);
   const store = new SimulatorStore(config.dataDir);
   try {
-    store.failNext(parseMessenger(String(options.messenger)), String(options.contact), times, String(options.reason));
+    store.failNext(parseMessenger(String(options.messenger)), String(options.contact), times, String(options.reason), options.permanent === true);
   } finally {
     store.close();
   }

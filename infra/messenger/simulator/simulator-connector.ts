@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { DeliveryResult, InboundFromContact, Messenger, MessengerConnector, OutboundDelivery } from '../port.ts';
-import { rejectionOf } from './contact-formats.ts';
+import { rejectionOf } from '../messenger-rules.ts';
 import type { SimulatorStore } from './simulator-store.ts';
 
 const digits = (seed: string, count: number) => {
@@ -46,7 +46,7 @@ export class SimulatorConnector implements MessengerConnector {
     const result: DeliveryResult = rejection
       ? { ok: false, permanent: true, reason: rejection }
       : injected
-        ? { ok: false, permanent: false, reason: injected }
+        ? { ok: false, permanent: injected.permanent, reason: injected.reason }
         : { ok: true };
     this.store.record({
       messageId: delivery.messageId,

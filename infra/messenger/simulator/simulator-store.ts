@@ -24,11 +24,16 @@ export const SIMULATOR_KEEPS = 10_000;
  * server see the same: the last delivery attempts it was handed (at most SIMULATOR_KEEPS), and
  * the failures it was told to fake.
  */
+export interface InjectedFailure {
+  readonly reason: string;
+  readonly permanent: boolean;
+}
+
 export class SimulatorStore {
   private readonly db: Database.Database;
   private readonly insertDelivery: Database.Statement;
   private readonly countAttempts: Database.Statement;
-  private readonly takeFailure: Database.Transaction<(messenger: string, contactId: string) => string | undefined>;
+  private readonly takeFailure: Database.Transaction<(messenger: string, contactId: string) => InjectedFailure | undefined>;
   private readonly pruneOld: Database.Statement;
   private recordedSincePrune = 0;
 
@@ -49,39 +54,48 @@ export class SimulatorStore {
       CREATE INDEX IF NOT EXISTS deliveries_message ON deliveries(message_id);
       CREATE TABLE IF NOT EXISTS failures (
         messenger TEXT NOT NULL, contact_id TEXT NOT NULL, remaining INTEGER NOT NULL, reason TEXT NOT NULL,
-        PRIMARY KEY (messenger, contact_id));`);
+        permanent INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (messenger, contact_id));`);
+    // Files of earlier versions have no permanent column: their failures were all transient.
+    const columns = this.db.prepare('PRAGMA table_info(failures)').all() as Array<{ name: string }>;
+    if (!columns.some((c) => c.name === 'permanent')) this.db.exec('ALTER TABLE failures ADD COLUMN permanent INTEGER NOT NULL DEFAULT 0');
     this.insertDelivery = this.db.prepare(
       `INSERT INTO deliveries (message_id, messenger, from_address, contact_id, text, group_id, attempt, ok, reason, at)
        VALUES (@messageId, @messenger, @from, @contactId, @text, @groupId, @attempt, @ok, @reason, @at)`,
     );
     this.countAttempts = this.db.prepare('SELECT count(*) AS n FROM deliveries WHERE message_id = ?');
     this.pruneOld = this.db.prepare('DELETE FROM deliveries WHERE seq <= (SELECT max(seq) FROM deliveries) - ?');
-    const select = this.db.prepare('SELECT remaining, reason FROM failures WHERE messenger = ? AND contact_id = ?');
+    const select = this.db.prepare('SELECT remaining, reason, permanent FROM failures WHERE messenger = ? AND contact_id = ?');
     const decrement = this.db.prepare('UPDATE failures SET remaining = remaining - 1 WHERE messenger = ? AND contact_id = ?');
     const remove = this.db.prepare('DELETE FROM failures WHERE messenger = ? AND contact_id = ?');
     this.takeFailure = this.db.transaction((messenger: string, contactId: string) => {
-      const rule = select.get(messenger, contactId) as { remaining: number; reason: string } | undefined;
+      const rule = select.get(messenger, contactId) as { remaining: number; reason: string; permanent: number } | undefined;
       if (!rule) return undefined;
       if (rule.remaining > 0) {
         if (rule.remaining === 1) remove.run(messenger, contactId);
         else decrement.run(messenger, contactId);
       }
-      return rule.reason;
+      return { reason: rule.reason, permanent: rule.permanent === 1 };
     });
   }
 
-  /** Makes the next `times` deliveries to this contact fail (times < 0: until cleared). */
-  failNext(messenger: Messenger, contactId: string, times: number, reason: string): void {
+  /**
+   * Makes the next `times` deliveries to this contact fail (times < 0: until cleared), as a
+   * messenger that cannot be reached does (transient: retried) or, with `permanent`, as one that
+   * refuses the contact (not retried).
+   */
+  failNext(messenger: Messenger, contactId: string, times: number, reason: string, permanent = false): void {
     if (times === 0) {
       this.db.prepare('DELETE FROM failures WHERE messenger = ? AND contact_id = ?').run(messenger, contactId);
       return;
     }
     this.db
-      .prepare('INSERT INTO failures (messenger, contact_id, remaining, reason) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET remaining = excluded.remaining, reason = excluded.reason')
-      .run(messenger, contactId, times, reason);
+      .prepare(
+        'INSERT INTO failures (messenger, contact_id, remaining, reason, permanent) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET remaining = excluded.remaining, reason = excluded.reason, permanent = excluded.permanent',
+      )
+      .run(messenger, contactId, times, reason, permanent ? 1 : 0);
   }
 
-  consumeFailure(messenger: Messenger, contactId: string): string | undefined {
+  consumeFailure(messenger: Messenger, contactId: string): InjectedFailure | undefined {
     return this.takeFailure(messenger, contactId);
   }
 

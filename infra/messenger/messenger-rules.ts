@@ -1,0 +1,33 @@
+import type { Messenger } from './port.ts';
+
+/**
+ * What every connector of a messenger checks before it hands a message to the messenger: the
+ * contact id formats the messenger accepts (the interface's table) and its display limit. A
+ * message that breaks them fails permanently, with a reason that never repeats the contact id
+ * (reasons are kept in clear in the history).
+ *
+ * Signal: an E.164 number, a registered username (`name.01`), or the ACI (a UUID) that Signal
+ * gives as the sender of a contact who hides their number, so that a reply can use the inbound
+ * message's own contactId.
+ */
+const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
+const FORMATS: Record<Messenger, { pattern: RegExp; description: string; maxLength: number }> = {
+  signal: {
+    pattern: new RegExp(`^(\\+[1-9]\\d{6,14}|[A-Za-z][A-Za-z0-9_]{2,31}\\.\\d{2,9}|${UUID})$`),
+    description: 'an E.164 phone number or a registered username',
+    maxLength: 2000,
+  },
+  simplex: { pattern: /^\d{1,19}$/, description: 'a numeric user id', maxLength: 8000 },
+  session: { pattern: /^05[0-9a-fA-F]{64}$/, description: 'a 66-character hex Session ID starting with 05', maxLength: 2000 },
+};
+
+/** The messenger's display limit, in characters. */
+export const displayLimitOf = (messenger: Messenger): number => FORMATS[messenger].maxLength;
+
+/** Why a messenger would refuse this delivery outright, or undefined when it would take it. */
+export const rejectionOf = (messenger: Messenger, contactId: string, text: string): string | undefined => {
+  const format = FORMATS[messenger];
+  if (!format.pattern.test(contactId)) return `Invalid contactId for ${messenger}: expected ${format.description}`;
+  if ([...text].length > format.maxLength) return `Message exceeds the ${messenger} limit of ${format.maxLength} characters`;
+  return undefined;
+};

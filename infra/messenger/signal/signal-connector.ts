@@ -1,0 +1,110 @@
+/**
+ * The Signal connector: sends through signal-cli's `send` from the app-messenger's bound account,
+ * and hands on the contacts' messages the daemon receives for any of its accounts.
+ *
+ * signal-cli acknowledges a message to Signal's servers as soon as it receives it, so a message it
+ * handed over must not be dropped here: each is passed to the gateway (which records it as an
+ * event before anything else) in the order received, and retried with back-off while the gateway
+ * cannot record it. The one window that remains: a message the daemon handed over while Relay's
+ * process stops before the gateway recorded it (milliseconds; docs/messengers.md).
+ */
+import { Backoff } from '../../net/backoff.ts';
+import { rejectionOf } from '../messenger-rules.ts';
+import type { DeliveryResult, InboundFromContact, MessengerConnector, OutboundDelivery } from '../port.ts';
+import { readEnvelope } from './envelopes.ts';
+import { outcomeOfDaemonError, outcomeOfSend } from './send-outcome.ts';
+import { SignalDaemonError, type ChannelState, type SignalRpc } from './signal-rpc.ts';
+
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/** signal-cli's recipient forms: a number or an ACI as they are, a username prefixed `u:`. */
+export const recipientOf = (contactId: string): string => (contactId.startsWith('+') || UUID.test(contactId) ? contactId : `u:${contactId}`);
+
+/** Most inbound messages waiting for the gateway; beyond, the oldest are kept and new ones are reported lost. */
+const MAX_WAITING = 10_000;
+
+export interface SignalConnectorOptions {
+  readonly rpc: SignalRpc;
+  readonly log: { warn(object: object, message: string): void; error(object: object, message: string): void };
+  /** Back-off between attempts to hand an inbound message to the gateway. */
+  readonly retry?: { readonly minMs: number; readonly maxMs: number };
+  readonly onChannelState?: (state: ChannelState) => void;
+}
+
+export class SignalConnector implements MessengerConnector {
+  readonly messenger = 'signal' as const;
+  private readonly waiting: InboundFromContact[] = [];
+  private draining = false;
+  private closed = false;
+  private onInbound: ((message: InboundFromContact) => Promise<void>) | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: SignalConnectorOptions) {}
+
+  async provision(): Promise<string> {
+    // Binding and linking accounts (relay signal bind|link) are not built yet: see docs/status.md.
+    throw new Error('A Signal identity is bound to an app-messenger by an operator; binding is not available in this version');
+  }
+
+  async deliver(delivery: OutboundDelivery): Promise<DeliveryResult> {
+    const rejection = rejectionOf('signal', delivery.contactId, delivery.text);
+    if (rejection) return { ok: false, permanent: true, reason: rejection };
+    const target = delivery.groupId ? { groupId: delivery.groupId } : { recipient: [recipientOf(delivery.contactId)] };
+    try {
+      const result = await this.options.rpc.call('send', { account: delivery.from, ...target, message: delivery.text });
+      return outcomeOfSend(result, delivery.groupId !== undefined);
+    } catch (error) {
+      if (error instanceof SignalDaemonError) return outcomeOfDaemonError(error, [delivery.contactId, recipientOf(delivery.contactId), delivery.groupId ?? '']);
+      throw error;
+    }
+  }
+
+  async listen(onInbound: (message: InboundFromContact) => Promise<void>): Promise<void> {
+    this.onInbound = onInbound;
+    this.options.rpc.listen(
+      (params) => {
+        const reading = readEnvelope(params);
+        if (reading.kind === 'malformed') return this.options.log.warn({ component: 'signal' }, `skipped ${reading.reason}`);
+        if (reading.kind === 'skipped') return;
+        if (this.waiting.length >= MAX_WAITING) {
+          this.options.log.error({ component: 'signal', waiting: this.waiting.length }, 'an inbound Signal message was lost: the gateway has not taken the earlier ones');
+          return;
+        }
+        this.waiting.push(reading.message);
+        void this.drain();
+      },
+      (state) => {
+        if (!state.open) this.options.log.warn({ component: 'signal', reason: state.reason }, 'signal-cli event channel lost; reconnecting');
+        this.options.onChannelState?.(state);
+      },
+    );
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    await this.options.rpc.close();
+  }
+
+  /** Hands the waiting messages to the gateway one by one, in order, retrying the first until it is taken. */
+  private async drain(): Promise<void> {
+    if (this.draining || !this.onInbound) return;
+    this.draining = true;
+    const backoff = new Backoff(this.options.retry?.minMs ?? 100, this.options.retry?.maxMs ?? 5_000);
+    try {
+      while (this.waiting.length > 0 && !this.closed) {
+        try {
+          await this.onInbound(this.waiting[0]!);
+          this.waiting.shift();
+          backoff.reset();
+        } catch (error) {
+          const delay = backoff.delay();
+          this.options.log.warn({ component: 'signal', err: { name: (error as Error).name, message: (error as Error).message }, retryInMs: delay }, 'the gateway could not record an inbound Signal message; retrying');
+          await new Promise<void>((resolve) => (this.retryTimer = setTimeout(resolve, delay)));
+        }
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+}

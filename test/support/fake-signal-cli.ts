@@ -1,0 +1,229 @@
+/**
+ * A protocol-faithful fake of signal-cli's daemon (0.13.19, multi-account mode) for what the real
+ * one cannot do here: accounts, sends and received messages need Signal's servers. Written from
+ * signal-cli's JSON-RPC documentation (man/signal-cli-jsonrpc.5.adoc) and the answers recorded
+ * from the real daemon (../shared/notes/messenger-daemons.md), which the real-daemon suite checks:
+ * - HTTP: `POST /api/v1/rpc` (one call or a batch; a notification gets 201 and no body; a body that
+ *   is not JSON gets error -32700 with id null), `GET /api/v1/events` (Server-Sent Events whose
+ *   headers are only written with the first event or keep-alive comment), `GET /api/v1/check`.
+ * - TCP: one JSON message per line, answers in any order, `receive` notifications on each socket.
+ * - Errors: -32602 `Method requires valid account parameter` / `Specified account does not exist`,
+ *   -32601 `Method not implemented`; a send answers `{ results: [{ recipientAddress, type }], timestamp }`.
+ */
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import net from 'node:net';
+
+export type SendResultType = 'SUCCESS' | 'NETWORK_FAILURE' | 'UNREGISTERED_FAILURE' | 'IDENTITY_FAILURE' | 'RATE_LIMIT_FAILURE';
+
+export interface SentMessage {
+  readonly account: string;
+  readonly recipient?: readonly string[];
+  readonly groupId?: string;
+  readonly message: string;
+  readonly timestamp: number;
+}
+
+export interface FakeSignalCliOptions {
+  /** Milliseconds between the SSE stream's keep-alive comments (the real daemon: 15,000). */
+  readonly keepAliveMs?: number;
+  /** Answers on TCP are delayed by up to this many milliseconds each, so that they come back out of order. */
+  readonly shuffleMs?: number;
+}
+
+type Request = { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: Record<string, unknown> };
+
+const error = (id: unknown, code: number, message: string) => ({ jsonrpc: '2.0', error: { code, message, data: null }, id: id ?? null });
+const success = (id: unknown, result: unknown) => ({ jsonrpc: '2.0', result, id });
+
+export class FakeSignalCli {
+  readonly sent: SentMessage[] = [];
+  private readonly accounts = new Set<string>();
+  private readonly failures = new Map<string, SendResultType[]>();
+  private readonly callErrors: Array<{ code: number; message: string }> = [];
+  private readonly sseClients = new Set<http.ServerResponse>();
+  private readonly tcpClients = new Set<net.Socket>();
+  private readonly httpServer: http.Server;
+  private readonly tcpServer: net.Server;
+  private clock = 1_700_000_000_000;
+  /** Listeners that ever connected (SSE streams and TCP sockets). */
+  connections = 0;
+  httpUrl = '';
+  tcpPort = 0;
+
+  constructor(private readonly options: FakeSignalCliOptions = {}) {
+    this.httpServer = http.createServer((req, res) => this.onHttp(req, res));
+    this.tcpServer = net.createServer((socket) => this.onTcp(socket));
+  }
+
+  async start(): Promise<this> {
+    await new Promise<void>((resolve) => this.httpServer.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => this.tcpServer.listen(0, '127.0.0.1', resolve));
+    this.httpUrl = `http://127.0.0.1:${(this.httpServer.address() as net.AddressInfo).port}`;
+    this.tcpPort = (this.tcpServer.address() as net.AddressInfo).port;
+    return this;
+  }
+
+  addAccount(number: string): void {
+    this.accounts.add(number);
+  }
+
+  removeAccount(number: string): void {
+    this.accounts.delete(number);
+  }
+
+  /** The next sends to `recipient` (a number, uuid or `u:username`) get these result types, in order. */
+  failSendsTo(recipient: string, ...types: SendResultType[]): void {
+    this.failures.set(recipient, [...(this.failures.get(recipient) ?? []), ...types]);
+  }
+
+  /** The next call of any method is answered with this error. */
+  failNextCall(code: number, message: string): void {
+    this.callErrors.push({ code, message });
+  }
+
+  /** As if a contact's message reached `account`: a `receive` notification to every listener. */
+  receive(account: string, envelope: Record<string, unknown>): void {
+    const params = { envelope, account };
+    for (const res of this.sseClients) res.write(`event:receive\ndata:${JSON.stringify(params)}\n\n`);
+    for (const socket of this.tcpClients) socket.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'receive', params })}\n`);
+  }
+
+  /** Writes raw bytes to every listener (malformed frames). */
+  writeRaw(sse: string, tcp: string): void {
+    for (const res of this.sseClients) res.write(sse);
+    for (const socket of this.tcpClients) socket.write(tcp);
+  }
+
+  /** Ends every open connection (a daemon restart, a network cut). */
+  dropConnections(): void {
+    for (const res of this.sseClients) res.socket?.destroy();
+    for (const socket of this.tcpClients) socket.destroy();
+    this.httpServer.closeAllConnections();
+  }
+
+  get listeners(): number {
+    return this.sseClients.size + this.tcpClients.size;
+  }
+
+  async close(): Promise<void> {
+    this.dropConnections();
+    await Promise.all([new Promise((r) => this.httpServer.close(r)), new Promise((r) => this.tcpServer.close(r))]);
+  }
+
+  private answer(request: Request): object | undefined {
+    if (typeof request !== 'object' || request === null || typeof request.method !== 'string') return error(request?.id, -32600, 'method field must be set');
+    const injected = this.callErrors.shift();
+    const reply = (body: object) => (request.id === undefined ? undefined : body);
+    if (injected) return reply(error(request.id, injected.code, injected.message));
+    const params = request.params ?? {};
+    switch (request.method) {
+      case 'version':
+        return reply(success(request.id, { version: '0.13.19' }));
+      case 'listAccounts':
+        return reply(success(request.id, [...this.accounts].map((number) => ({ number }))));
+      case 'send': {
+        if (typeof params.account !== 'string') return reply(error(request.id, -32602, 'Method requires valid account parameter'));
+        if (!this.accounts.has(params.account)) return reply(error(request.id, -32602, 'Specified account does not exist'));
+        const recipients = params.recipient === undefined ? [] : ([] as string[]).concat(params.recipient as string | string[]);
+        const timestamp = ++this.clock;
+        this.sent.push({
+          account: params.account,
+          ...(recipients.length ? { recipient: recipients } : {}),
+          ...(typeof params.groupId === 'string' ? { groupId: params.groupId } : {}),
+          message: String(params.message ?? ''),
+          timestamp,
+        });
+        const targets = recipients.length ? recipients : [`group:${String(params.groupId)}`];
+        const results = targets.map((target) => {
+          const queued = this.failures.get(target);
+          const type = queued?.shift() ?? 'SUCCESS';
+          const number = target.startsWith('+') ? target : null;
+          return { recipientAddress: { uuid: randomUUID(), number, username: null }, ...(typeof params.groupId === 'string' ? { groupId: params.groupId } : {}), type };
+        });
+        return reply(success(request.id, { results, timestamp }));
+      }
+      default:
+        return reply(error(request.id, -32601, 'Method not implemented'));
+    }
+  }
+
+  private answerPayload(text: string): object | undefined {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return error(null, -32700, `Unrecognized token: was expecting (JSON String, Number, Array, Object or token 'null', 'true' or 'false')`);
+    }
+    if (Array.isArray(parsed)) return parsed.map((r) => this.answer(r as Request)).filter((a) => a !== undefined);
+    return this.answer(parsed as Request);
+  }
+
+  private onHttp(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const url = new URL(req.url ?? '/', 'http://fake');
+    if (url.pathname === '/api/v1/check' && req.method === 'GET') return void res.writeHead(200).end();
+    if (url.pathname === '/api/v1/events' && req.method === 'GET') {
+      const account = url.searchParams.get('account');
+      if (account !== null && !this.accounts.has(account)) return void res.writeHead(400).end();
+      // Like signal-cli: the status line and headers go out with the first write only.
+      res.statusCode = 200;
+      res.setHeader('content-type', 'text/event-stream');
+      this.sseClients.add(res);
+      this.connections++;
+      const timer = setInterval(() => res.write(':\n\n'), this.options.keepAliveMs ?? 15_000);
+      res.on('close', () => {
+        clearInterval(timer);
+        this.sseClients.delete(res);
+      });
+      return;
+    }
+    if (url.pathname !== '/api/v1/rpc') return void res.writeHead(404).end();
+    if (req.method !== 'POST') return void res.writeHead(405).end();
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const answer = this.answerPayload(Buffer.concat(chunks).toString('utf8'));
+      if (answer === undefined || (Array.isArray(answer) && answer.length === 0)) return void res.writeHead(201).end();
+      const body = JSON.stringify(answer);
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+    });
+  }
+
+  private onTcp(socket: net.Socket): void {
+    this.tcpClients.add(socket);
+    this.connections++;
+    socket.on('close', () => this.tcpClients.delete(socket));
+    socket.on('error', () => undefined);
+    let buffered = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      buffered += chunk;
+      let newline: number;
+      while ((newline = buffered.indexOf('\n')) !== -1) {
+        const line = buffered.slice(0, newline);
+        buffered = buffered.slice(newline + 1);
+        const answer = this.answerPayload(line);
+        if (answer === undefined) continue;
+        const delay = Math.floor(Math.random() * (this.options.shuffleMs ?? 0));
+        setTimeout(() => socket.writable && socket.write(`${JSON.stringify(answer)}\n`), delay);
+      }
+    });
+  }
+}
+
+/** A direct message envelope as signal-cli 0.13.19 writes it. */
+export const directEnvelope = (source: { number?: string; uuid: string }, text: string, timestamp: number) => ({
+  source: source.number ?? source.uuid,
+  sourceNumber: source.number ?? null,
+  sourceUuid: source.uuid,
+  sourceName: 'A contact',
+  sourceDevice: 1,
+  timestamp,
+  dataMessage: { timestamp, message: text, expiresInSeconds: 0, viewOnce: false },
+});
+
+/** A group message envelope: `dataMessage.groupInfo.groupId`. */
+export const groupEnvelope = (source: { number?: string; uuid: string }, groupId: string, text: string, timestamp: number) => {
+  const envelope = directEnvelope(source, text, timestamp);
+  return { ...envelope, dataMessage: { ...envelope.dataMessage, groupInfo: { groupId, type: 'DELIVER' } } };
+};
