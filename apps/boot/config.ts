@@ -49,7 +49,13 @@ export const configSchema = z.object({
     .string()
     .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (32 bytes)')
     .optional(),
-  SIGNAL_CLI_URL: z.string().optional(),
+  /** signal-cli's daemon: http://HOST:PORT (daemon --http) or tcp://HOST:PORT (daemon --tcp). */
+  SIGNAL_CLI_URL: z
+    .string()
+    .regex(/^(https?|tcp):\/\/[^/?#\s]+\/?$/i, 'must be http://HOST:PORT or tcp://HOST:PORT (signal-cli daemon --http or --tcp)')
+    .optional(),
+  /** How long a call to signal-cli may wait for its answer (a send waits for Signal's servers). */
+  SIGNAL_CLI_TIMEOUT_MS: integer(30_000, 100),
   SIMPLEX_WS_URL: z.string().optional(),
   SESSION_CLIENT_URL: z.string().optional(),
 });

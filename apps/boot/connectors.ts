@@ -1,5 +1,10 @@
+import type { Logger } from 'pino';
 import { MESSENGERS, type Messenger } from '../../domain/shared/messengers.ts';
 import type { MessengerConnector } from '../../infra/messenger/port.ts';
+import { HttpSignalRpc } from '../../infra/messenger/signal/http-signal-rpc.ts';
+import { SignalConnector } from '../../infra/messenger/signal/signal-connector.ts';
+import type { SignalRpc } from '../../infra/messenger/signal/signal-rpc.ts';
+import { TcpSignalRpc } from '../../infra/messenger/signal/tcp-signal-rpc.ts';
 import { SimulatorConnector } from '../../infra/messenger/simulator/simulator-connector.ts';
 import { SimulatorStore } from '../../infra/messenger/simulator/simulator-store.ts';
 import { ConfigError, type Config } from './config.ts';
@@ -9,26 +14,31 @@ export interface Connectors {
   close(): Promise<void>;
 }
 
-const DAEMON_SETTINGS: Record<Messenger, keyof Config> = {
-  signal: 'SIGNAL_CLI_URL',
-  simplex: 'SIMPLEX_WS_URL',
-  session: 'SESSION_CLIENT_URL',
+/** signal-cli's JSON-RPC over the transport SIGNAL_CLI_URL names (http:// or tcp://). */
+export const signalRpcOf = (config: Pick<Config, 'SIGNAL_CLI_URL' | 'SIGNAL_CLI_TIMEOUT_MS'>, log: Logger): SignalRpc => {
+  const url = new URL(config.SIGNAL_CLI_URL!);
+  const onMalformed = (reason: string) => log.warn({ component: 'signal' }, `skipped ${reason}`);
+  if (url.protocol === 'tcp:') return new TcpSignalRpc({ host: url.hostname, port: Number(url.port), timeoutMs: config.SIGNAL_CLI_TIMEOUT_MS, onMalformed });
+  return new HttpSignalRpc({ url: url.origin, timeoutMs: config.SIGNAL_CLI_TIMEOUT_MS, onMalformed });
 };
 
 /**
- * One connector per messenger: the daemon's when one is configured, else the simulator. The
- * daemon connectors come with a later issue, so configuring one stops start-up with a clear line.
+ * One connector per messenger: the daemon's when one is configured, else the simulator. Signal
+ * runs on signal-cli (SIGNAL_CLI_URL); the SimpleX and Session connectors come with later work,
+ * so configuring their daemons stops start-up with a clear line.
  */
-export const openConnectors = (config: Config): Connectors => {
+export const openConnectors = (config: Config, log: Logger): Connectors => {
+  for (const [setting, messenger] of [['SIMPLEX_WS_URL', 'simplex'], ['SESSION_CLIENT_URL', 'session']] as const) {
+    if (config[setting]) throw new ConfigError(`Invalid configuration ${setting}: the ${messenger} daemon connector is not available in this version`);
+  }
   const store = new SimulatorStore(config.dataDir);
   const byMessenger = new Map<Messenger, MessengerConnector>();
   for (const messenger of MESSENGERS) {
-    const setting = DAEMON_SETTINGS[messenger];
-    if (config[setting]) {
-      store.close();
-      throw new ConfigError(`Invalid configuration ${setting}: the ${messenger} daemon connector is not available in this version`);
+    if (messenger === 'signal' && config.SIGNAL_CLI_URL) {
+      byMessenger.set(messenger, new SignalConnector({ rpc: signalRpcOf(config, log), log: log.child({ component: 'signal' }) }));
+    } else {
+      byMessenger.set(messenger, new SimulatorConnector(messenger, store));
     }
-    byMessenger.set(messenger, new SimulatorConnector(messenger, store));
   }
   return {
     byMessenger,

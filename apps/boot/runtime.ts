@@ -168,7 +168,7 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
   let http: HttpParts | undefined;
 
   try {
-    if (parts.delivery || parts.gateway) connectors = openConnectors(config);
+    if (parts.delivery || parts.gateway) connectors = openConnectors(config, ctx.log);
     if (parts.gateway) {
       subscriptions.push(await startIdentityProvisioner(ctx.store, connectors!.byMessenger, ctx.log));
       const inbound = inboundDepsOf(ctx);

@@ -13,6 +13,8 @@ import { copyEvents } from './commands/events-copy.ts';
 import { runProjectionsRebuild } from './commands/projections.ts';
 import { createSession, listSessions, revokeSessions, userIdForEmail } from './commands/session.ts';
 import { parseMessenger, simulateInbound } from './commands/simulate.ts';
+import { bindSignalAccount } from './commands/signal-bind.ts';
+import { signalRpcOf } from '../boot/connectors.ts';
 import { RUNNING_FROM } from '../boot/running-from.ts';
 
 // Everything relay creates (stores, their -wal and -shm files, snapshots, the secret key) is its owner's only.
@@ -110,6 +112,30 @@ withConfigOptions(
       { actor: 'cli' },
     );
     if (!result.ok) throw new Error(result.error.message);
+  }),
+);
+
+const signal = program.command('signal').description('Signal identities on signal-cli (SIGNAL_CLI_URL)');
+withConfigOptions(
+  signal
+    .command('bind')
+    .description("make a Signal account of signal-cli's daemon the bot identity of an app-messenger")
+    .requiredOption('--app-messenger <id>', 'the app-messenger (its id, not the app id)')
+    .requiredOption('--account <account>', 'the account on the daemon: its E.164 number, or its ACI'),
+).action((options: Record<string, unknown>) =>
+  withContext(options, async (ctx) => {
+    if (!ctx.config.SIGNAL_CLI_URL) throw new Error('relay signal bind needs SIGNAL_CLI_URL: the signal-cli daemon the account is on');
+    const rpc = signalRpcOf(ctx.config, ctx.log);
+    try {
+      const outcome = await bindSignalAccount(
+        { store: ctx.store, apps: ctx.models.apps, rpc },
+        { appMessengerId: String(options.appMessenger), account: String(options.account), now: new Date() },
+      );
+      if (!outcome.ok) throw new Error(outcome.reason);
+      process.stdout.write(outcome.bound === 'now' ? 'bound\n' : 'already bound\n');
+    } finally {
+      await rpc.close();
+    }
   }),
 );
 

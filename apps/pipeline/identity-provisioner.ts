@@ -11,7 +11,8 @@ import { startCheckpointedSubscription, type CheckpointedSubscription } from '..
 /**
  * Gives each new app-messenger its bot identity: asks the messenger's connector to provision it,
  * then records the address (the app-messenger leaves `processing`). A failure is retried from
- * the checkpoint.
+ * the checkpoint. A messenger whose identities an operator binds (Signal on signal-cli) is left
+ * to `relay signal bind`.
  */
 export const startIdentityProvisioner = (
   store: EventStore,
@@ -28,6 +29,8 @@ export const startIdentityProvisioner = (
         const event = recorded as unknown as Extract<AppEvent, { type: 'AppMessengerAdded' }>;
         const connector = connectors.get(event.data.messenger);
         if (!connector) throw new Error(`No connector for ${event.data.messenger}`);
+        // An identity an operator binds (relay signal bind): nothing to do until then.
+        if (!connector.provision) continue;
         const address = await connector.provision(event.data.appMessengerId);
         const result = await handleCommand(
           store,

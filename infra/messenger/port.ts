@@ -36,8 +36,12 @@ export interface InboundFromContact {
 
 export interface MessengerConnector {
   readonly messenger: Messenger;
-  /** Creates (or finds) the bot identity of an app-messenger; returns its address. */
-  provision(appMessengerId: string): Promise<string>;
+  /**
+   * Creates (or finds) the bot identity of an app-messenger and returns its address. A connector
+   * without it has identities an operator binds (a Signal account registered or linked on the
+   * daemon: `relay signal bind`), and its app-messengers wait in `processing` until then.
+   */
+  provision?(appMessengerId: string): Promise<string>;
   deliver(delivery: OutboundDelivery): Promise<DeliveryResult>;
   /** Starts reporting inbound messages; resolves when listening. */
   listen(onInbound: (message: InboundFromContact) => Promise<void>): Promise<void>;

@@ -41,11 +41,6 @@ export class SignalConnector implements MessengerConnector {
 
   constructor(private readonly options: SignalConnectorOptions) {}
 
-  async provision(): Promise<string> {
-    // Binding and linking accounts (relay signal bind|link) are not built yet: see docs/status.md.
-    throw new Error('A Signal identity is bound to an app-messenger by an operator; binding is not available in this version');
-  }
-
   async deliver(delivery: OutboundDelivery): Promise<DeliveryResult> {
     const rejection = rejectionOf('signal', delivery.contactId, delivery.text);
     if (rejection) return { ok: false, permanent: true, reason: rejection };

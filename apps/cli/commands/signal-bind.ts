@@ -1,0 +1,47 @@
+/**
+ * `relay signal bind`: makes a Signal account that signal-cli's daemon has (registered with its
+ * own register/verify commands, or linked) the bot identity of an app-messenger. The account must
+ * be on the daemon and nobody else's identity; an app-messenger keeps the identity it was bound to.
+ */
+import { appDecider, appStreamName } from '../../../domain/app/decider.ts';
+import type { EventStore } from '../../../infra/event-store/port.ts';
+import type { SignalRpc } from '../../../infra/messenger/signal/signal-rpc.ts';
+import type { AppsProjection } from '../../../projections/apps/apps-projection.ts';
+import { handleCommand } from '../../commands/handle-command.ts';
+
+export type BindOutcome = { readonly ok: true; readonly bound: 'now' | 'already' } | { readonly ok: false; readonly reason: string };
+
+const E164 = /^\+[1-9]\d{6,14}$/;
+const ACI = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/** The identities signal-cli's `listAccounts` names: each account's number and, when given, its ACI. */
+const accountsOf = (result: unknown): string[] =>
+  Array.isArray(result)
+    ? result.flatMap((a: { number?: unknown; aci?: unknown; uuid?: unknown }) => [a?.number, a?.aci, a?.uuid].filter((v): v is string => typeof v === 'string'))
+    : [];
+
+export const bindSignalAccount = async (
+  deps: { readonly store: EventStore; readonly apps: AppsProjection; readonly rpc: SignalRpc },
+  request: { readonly appMessengerId: string; readonly account: string; readonly now: Date },
+): Promise<BindOutcome> => {
+  const { appMessengerId, account } = request;
+  if (!E164.test(account) && !ACI.test(account)) return { ok: false, reason: 'The account must be an E.164 number (+15551234567) or, for an account without a number, its ACI' };
+  const appMessenger = deps.apps.appMessenger(appMessengerId);
+  if (!appMessenger) return { ok: false, reason: `No app-messenger ${appMessengerId}` };
+  if (appMessenger.messenger !== 'signal') return { ok: false, reason: `The app-messenger ${appMessengerId} is on ${appMessenger.messenger}, not signal` };
+  if (appMessenger.address === account) return { ok: true, bound: 'already' };
+  if (appMessenger.address !== null) return { ok: false, reason: `The app-messenger ${appMessengerId} already has the Signal identity ${appMessenger.address}` };
+  const holder = deps.apps.byBotAddress('signal', account);
+  if (holder) return { ok: false, reason: `${account} is already the identity of the app-messenger ${holder.id}` };
+  const accounts = accountsOf(await deps.rpc.call('listAccounts'));
+  if (!accounts.includes(account)) return { ok: false, reason: `signal-cli has no account ${account}: register it with signal-cli, or link one with relay signal link` };
+  const result = await handleCommand(
+    deps.store,
+    appStreamName(appMessenger.appId),
+    appDecider,
+    { type: 'ProvisionAppMessenger', data: { appMessengerId, address: account, now: request.now } },
+    { actor: 'cli' },
+  );
+  if (!result.ok) return { ok: false, reason: result.error.message };
+  return { ok: true, bound: 'now' };
+};

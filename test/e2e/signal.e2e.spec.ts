@@ -1,0 +1,160 @@
+/**
+ * Signal end to end through the public API, with Relay on signal-cli's protocol: the daemon is the
+ * protocol-faithful fake (test/support/fake-signal-cli.ts), since an account cannot be registered
+ * or linked here. A contact's message is polled, the reply reaches the daemon, in a group too,
+ * across a Relay restart, a dropped daemon connection, and a SIGKILL after the message was recorded.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeSignalCli } from '../support/fake-signal-cli.ts';
+import { api, createAccount, createKey, dashboard, waitFor, type Account } from '../support/account-fixture.ts';
+import { BOT, envelopeFrom, GROUP } from '../support/signal-fixture.ts';
+import { startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
+
+const CONTACT = '+15550100001';
+const HIDDEN = '0f3b2c1d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
+
+describe.each(['http', 'tcp'] as const)('Signal on signal-cli over %s (fake daemon)', (transport) => {
+  let fake: FakeSignalCli;
+  let relay: RelayProcess;
+  let account: Account;
+  let appId: string;
+  let appMessengerId: string;
+  let key: string;
+  let clock = 1_700_000_000_000;
+  const started: RelayProcess[] = [];
+
+  const start = async (dataDir?: string) => {
+    const url = transport === 'http' ? fake.httpUrl : `tcp://127.0.0.1:${fake.tcpPort}`;
+    relay = await startRelayProcess({ env: { SIGNAL_CLI_URL: url }, ...(dataDir ? { dataDir } : {}) });
+    started.push(relay);
+    await waitFor(() => (fake.listeners > 0 ? true : undefined), 10_000, 'Relay listening to the daemon');
+  };
+
+  const pollAll = async (count: number) => {
+    const polled: any[] = [];
+    await waitFor(async () => {
+      const res = await api(relay, 'GET', '/messages/poll?limit=50', { key });
+      expect(res.status).toBe(200);
+      polled.push(...res.body.messages);
+      return polled.length >= count ? true : undefined;
+    }, 15_000, `${count} polled messages`);
+    return polled;
+  };
+
+  const contactWrites = (contactId: string, text: string, groupId?: string) => {
+    const timestamp = ++clock;
+    fake.receive(BOT, envelopeFrom(contactId, text, timestamp, groupId));
+    return timestamp;
+  };
+
+  beforeAll(async () => {
+    fake = await new FakeSignalCli({ keepAliveMs: 200, shuffleMs: 3 }).start();
+    fake.addAccount(BOT);
+    await start();
+    account = await createAccount(relay);
+    const created = await dashboard(relay, account, 'POST', '/apps', { name: 'Signal bot', protocol: ['signal'] });
+    expect(created.status).toBe(200);
+    appId = created.body.id;
+    key = (await createKey(relay, account, [appId])).secret;
+  });
+
+  afterAll(async () => {
+    for (const r of started) await r.stop().catch(() => undefined);
+    await relay?.cleanup();
+    await fake?.close();
+  });
+
+  it('leaves a new Signal app-messenger waiting until an operator binds an account of the daemon to it', async () => {
+    const list = await dashboard(relay, account, 'GET', '/apps');
+    const messenger = list.body.items.find((a: any) => a.id === appId).messengers[0];
+    expect(messenger).toMatchObject({ messenger: 'signal', status: 'processing', address: null });
+    appMessengerId = messenger.id;
+
+    const unknown = await relay.cli(['signal', 'bind', '--app-messenger', appMessengerId, '--account', '+15550000000']);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toContain('signal-cli has no account +15550000000: register it with signal-cli, or link one with relay signal link');
+
+    const bound = await relay.cli(['signal', 'bind', '--app-messenger', appMessengerId, '--account', BOT]);
+    expect(bound.code, bound.stderr).toBe(0);
+    expect(bound.stdout).toBe('bound\n');
+    await waitFor(async () => {
+      const apps = await dashboard(relay, account, 'GET', '/apps');
+      const m = apps.body.items.find((a: any) => a.id === appId).messengers[0];
+      return m.status === 'active' && m.address === BOT ? true : undefined;
+    }, 10_000, 'the app-messenger active with the bound account');
+    expect((await relay.cli(['signal', 'bind', '--app-messenger', appMessengerId, '--account', BOT])).stdout).toBe('already bound\n');
+  });
+
+  it("polls a contact's message and delivers the reply to the daemon, from the bound account", async () => {
+    const timestamp = contactWrites(CONTACT, 'hello relay');
+    const [message] = await pollAll(1);
+    expect(message).toEqual({
+      appId,
+      messenger: 'signal',
+      contactId: CONTACT,
+      messageId: expect.stringMatching(/^[0-9a-f]{32}$/),
+      content: 'hello relay',
+      timestamp,
+      isGroupMessage: false,
+      isCommand: false,
+    });
+    const sent = await api(relay, 'POST', '/messages/send', { key, body: { messages: [{ appId, messenger: 'signal', contactId: CONTACT, message: 'hi back' }] } });
+    expect(sent.status).toBe(202);
+    await waitFor(() => (fake.sent.some((s) => s.message === 'hi back') ? true : undefined), 15_000, 'the reply at the daemon');
+    expect(fake.sent.find((s) => s.message === 'hi back')).toMatchObject({ account: BOT, recipient: [CONTACT] });
+  });
+
+  it('does the same in a group, and with a contact who hides their number', async () => {
+    contactWrites(CONTACT, 'in the group', GROUP);
+    contactWrites(HIDDEN, 'number hidden');
+    const polled = await pollAll(2);
+    const group = polled.find((m) => m.content === 'in the group');
+    expect(group).toMatchObject({ contactId: CONTACT, groupId: GROUP, isGroupMessage: true });
+    expect(polled.find((m) => m.content === 'number hidden')).toMatchObject({ contactId: HIDDEN, isGroupMessage: false });
+    const sent = await api(relay, 'POST', '/messages/send', {
+      key,
+      body: {
+        messages: [
+          { appId, messenger: 'signal', contactId: CONTACT, groupId: GROUP, message: 'to the group' },
+          { appId, messenger: 'signal', contactId: HIDDEN, message: 'to the hidden one' },
+        ],
+      },
+    });
+    expect(sent.status).toBe(202);
+    await waitFor(() => (fake.sent.filter((s) => s.message.startsWith('to the ')).length === 2 ? true : undefined), 15_000, 'both replies');
+    expect(fake.sent.find((s) => s.message === 'to the group')).toMatchObject({ account: BOT, groupId: GROUP });
+    expect(fake.sent.find((s) => s.message === 'to the hidden one')).toMatchObject({ account: BOT, recipient: [HIDDEN] });
+  });
+
+  it('records a message the daemon hands over twice once', async () => {
+    const envelope = envelopeFrom(CONTACT, 'only once', ++clock);
+    fake.receive(BOT, envelope);
+    fake.receive(BOT, envelope);
+    contactWrites(CONTACT, 'after it');
+    const polled = await pollAll(2);
+    expect(polled.map((m) => m.content)).toEqual(['only once', 'after it']);
+  });
+
+  it('goes on after the daemon drops the connection', async () => {
+    const before = fake.connections;
+    fake.dropConnections();
+    await waitFor(() => (fake.connections > before && fake.listeners > 0 ? true : undefined), 15_000, 'Relay back on the daemon');
+    contactWrites(CONTACT, 'after the cut');
+    expect((await pollAll(1)).map((m) => m.content)).toEqual(['after the cut']);
+  });
+
+  it('keeps a recorded message across a SIGKILL, and works after the restart', async () => {
+    contactWrites(CONTACT, 'before the kill');
+    await waitFor(async () => {
+      const res = await relay.cli(['events', '--category', 'inbound', '--type', 'InboundMessageReceived']);
+      return res.stdout.trim().split('\n').filter(Boolean).length >= 7 ? true : undefined;
+    }, 15_000, 'the message recorded');
+    await relay.kill();
+    await start(relay.dataDir);
+    contactWrites(CONTACT, 'after the restart');
+    expect((await pollAll(2)).map((m) => m.content)).toEqual(['before the kill', 'after the restart']);
+    const sent = await api(relay, 'POST', '/messages/send', { key, body: { messages: [{ appId, messenger: 'signal', contactId: CONTACT, message: 'still here' }] } });
+    expect(sent.status).toBe(202);
+    await waitFor(() => (fake.sent.some((s) => s.message === 'still here') ? true : undefined), 15_000, 'the reply after the restart');
+  });
+});
