@@ -54,6 +54,8 @@ export const configSchema = z.object({
     .string()
     .regex(/^(https?|tcp):\/\/[^/?#\s]+\/?$/i, 'must be http://HOST:PORT or tcp://HOST:PORT (signal-cli daemon --http or --tcp)')
     .optional(),
+  /** The daemon's --receive-mode: with `manual` (TCP only) Relay subscribes while it listens, so nothing is received while it is away. */
+  SIGNAL_CLI_RECEIVE_MODE: z.enum(['on-start', 'manual']).default('on-start'),
   /** How long a call to signal-cli may wait for its answer (a send waits for Signal's servers). */
   SIGNAL_CLI_TIMEOUT_MS: integer(30_000, 100),
   SIMPLEX_WS_URL: z.string().optional(),

@@ -158,3 +158,44 @@ describe.each(['http', 'tcp'] as const)('Signal on signal-cli over %s (fake daem
     await waitFor(() => (fake.sent.some((s) => s.message === 'still here') ? true : undefined), 15_000, 'the reply after the restart');
   });
 });
+
+describe('Signal on signal-cli with --receive-mode manual over TCP (fake daemon)', () => {
+  let fake: FakeSignalCli;
+  const started: RelayProcess[] = [];
+  afterAll(async () => {
+    for (const r of started) await r.stop().catch(() => undefined);
+    await started.at(-1)?.cleanup();
+    await fake?.close();
+  });
+
+  it('receives what contacts wrote while Relay was stopped, since the daemon only receives while Relay subscribes', async () => {
+    fake = await new FakeSignalCli({ keepAliveMs: 200, receiveMode: 'manual' }).start();
+    fake.addAccount(BOT);
+    const env = { SIGNAL_CLI_URL: `tcp://127.0.0.1:${fake.tcpPort}`, SIGNAL_CLI_RECEIVE_MODE: 'manual' };
+    let relay = await startRelayProcess({ env });
+    started.push(relay);
+    const account = await createAccount(relay);
+    const created = await dashboard(relay, account, 'POST', '/apps', { name: 'Signal bot', protocol: ['signal'] });
+    const appId = created.body.id as string;
+    const appMessengerId = created.body.messengers[0].id as string;
+    expect((await relay.cli(['signal', 'bind', '--app-messenger', appMessengerId, '--account', BOT])).code).toBe(0);
+    const key = (await createKey(relay, account, [appId])).secret;
+    await waitFor(async () => {
+      const apps = await dashboard(relay, account, 'GET', '/apps');
+      return apps.body.items[0].messengers[0].status === 'active' ? true : undefined;
+    }, 10_000, 'the app-messenger active');
+
+    await relay.stop();
+    fake.receive(BOT, envelopeFrom(CONTACT, 'while Relay was away', 1_700_000_000_001));
+    relay = await startRelayProcess({ env, dataDir: relay.dataDir });
+    started.push(relay);
+    const polled: any[] = [];
+    await waitFor(async () => {
+      const res = await api(relay, 'GET', '/messages/poll', { key });
+      polled.push(...res.body.messages);
+      return polled.length > 0 ? true : undefined;
+    }, 15_000, 'the message written while Relay was away');
+    expect(polled.map((m) => m.content)).toEqual(['while Relay was away']);
+    expect(fake.lost).toBe(0);
+  });
+});

@@ -29,6 +29,13 @@ export interface FakeSignalCliOptions {
   readonly keepAliveMs?: number;
   /** Answers on TCP are delayed by up to this many milliseconds each, so that they come back out of order. */
   readonly shuffleMs?: number;
+  /**
+   * `--receive-mode`: with `on-start` (the default) a message goes to whoever listens and is lost
+   * when nobody does (signal-cli 0.13 has acknowledged it to Signal); with `manual` only TCP
+   * connections that called `subscribeReceive` get messages, and while there is none they wait
+   * (on Signal's servers, in the real world).
+   */
+  readonly receiveMode?: 'on-start' | 'manual';
 }
 
 type Request = { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: Record<string, unknown> };
@@ -43,6 +50,11 @@ export class FakeSignalCli {
   private readonly callErrors: Array<{ code: number; message: string }> = [];
   private readonly sseClients = new Set<http.ServerResponse>();
   private readonly tcpClients = new Set<net.Socket>();
+  private readonly subscribed = new Set<net.Socket>();
+  /** Messages waiting for a subscription (manual receive mode). */
+  private readonly waiting: object[] = [];
+  /** Messages nobody received (on-start receive mode with no listener). */
+  lost = 0;
   private readonly httpServer: http.Server;
   private readonly tcpServer: net.Server;
   private clock = 1_700_000_000_000;
@@ -85,6 +97,12 @@ export class FakeSignalCli {
   /** As if a contact's message reached `account`: a `receive` notification to every listener. */
   receive(account: string, envelope: Record<string, unknown>): void {
     const params = { envelope, account };
+    if (this.options.receiveMode === 'manual') {
+      if (this.subscribed.size === 0) return void this.waiting.push(params);
+      for (const socket of this.subscribed) socket.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'receive', params: { subscription: 0, result: params } })}\n`);
+      return;
+    }
+    if (this.listeners === 0) this.lost++;
     for (const res of this.sseClients) res.write(`event:receive\ndata:${JSON.stringify(params)}\n\n`);
     for (const socket of this.tcpClients) socket.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'receive', params })}\n`);
   }
@@ -111,7 +129,7 @@ export class FakeSignalCli {
     await Promise.all([new Promise((r) => this.httpServer.close(r)), new Promise((r) => this.tcpServer.close(r))]);
   }
 
-  private answer(request: Request): object | undefined {
+  private answer(request: Request, socket?: net.Socket): object | undefined {
     if (typeof request !== 'object' || request === null || typeof request.method !== 'string') return error(request?.id, -32600, 'method field must be set');
     const injected = this.callErrors.shift();
     const reply = (body: object) => (request.id === undefined ? undefined : body);
@@ -120,6 +138,15 @@ export class FakeSignalCli {
     switch (request.method) {
       case 'version':
         return reply(success(request.id, { version: '0.13.19' }));
+      case 'subscribeReceive':
+        if (socket) {
+          this.subscribed.add(socket);
+          // The waiting messages follow the answer.
+          setImmediate(() => {
+            for (const params of this.waiting.splice(0)) socket.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'receive', params: { subscription: 0, result: params } })}\n`);
+          });
+        }
+        return reply(success(request.id, 0));
       case 'listAccounts':
         return reply(success(request.id, [...this.accounts].map((number) => ({ number }))));
       case 'send': {
@@ -148,15 +175,15 @@ export class FakeSignalCli {
     }
   }
 
-  private answerPayload(text: string): object | undefined {
+  private answerPayload(text: string, socket?: net.Socket): object | undefined {
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
       return error(null, -32700, `Unrecognized token: was expecting (JSON String, Number, Array, Object or token 'null', 'true' or 'false')`);
     }
-    if (Array.isArray(parsed)) return parsed.map((r) => this.answer(r as Request)).filter((a) => a !== undefined);
-    return this.answer(parsed as Request);
+    if (Array.isArray(parsed)) return parsed.map((r) => this.answer(r as Request, socket)).filter((a) => a !== undefined);
+    return this.answer(parsed as Request, socket);
   }
 
   private onHttp(req: http.IncomingMessage, res: http.ServerResponse): void {
@@ -192,7 +219,10 @@ export class FakeSignalCli {
   private onTcp(socket: net.Socket): void {
     this.tcpClients.add(socket);
     this.connections++;
-    socket.on('close', () => this.tcpClients.delete(socket));
+    socket.on('close', () => {
+      this.tcpClients.delete(socket);
+      this.subscribed.delete(socket);
+    });
     socket.on('error', () => undefined);
     let buffered = '';
     socket.setEncoding('utf8');
@@ -202,7 +232,7 @@ export class FakeSignalCli {
       while ((newline = buffered.indexOf('\n')) !== -1) {
         const line = buffered.slice(0, newline);
         buffered = buffered.slice(newline + 1);
-        const answer = this.answerPayload(line);
+        const answer = this.answerPayload(line, socket);
         if (answer === undefined) continue;
         const delay = Math.floor(Math.random() * (this.options.shuffleMs ?? 0));
         setTimeout(() => socket.writable && socket.write(`${JSON.stringify(answer)}\n`), delay);

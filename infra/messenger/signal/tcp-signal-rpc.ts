@@ -16,6 +16,12 @@ export interface TcpSignalRpcOptions {
   readonly timeoutMs: number;
   readonly reconnect?: { readonly minMs: number; readonly maxMs: number };
   readonly onMalformed?: (reason: string) => void;
+  /**
+   * For a daemon started with `--receive-mode manual`: once listening, subscribe on every
+   * connection (`subscribeReceive`), so that the daemon receives from Signal only while Relay
+   * listens and messages wait on Signal's servers otherwise.
+   */
+  readonly subscribe?: boolean;
 }
 
 type Line = { id?: unknown; method?: unknown; params?: unknown; result?: unknown; error?: unknown };
@@ -71,7 +77,7 @@ export class TcpSignalRpc implements SignalRpc {
     if (this.onReceive) throw new Error('already listening');
     this.onReceive = onReceive;
     this.onState = onState;
-    if (this.connected) onState({ open: true });
+    if (this.connected && this.socket) this.channelOpened(this.socket);
     void this.start();
   }
 
@@ -94,7 +100,7 @@ export class TcpSignalRpc implements SignalRpc {
       this.connected = true;
       this.backoff.reset();
       settled();
-      this.onState({ open: true });
+      if (this.onReceive) this.channelOpened(socket);
     });
     socket.on('data', (chunk: string) => {
       buffered += chunk;
@@ -120,6 +126,18 @@ export class TcpSignalRpc implements SignalRpc {
       this.onState({ open: false, reason: wasConnected ? 'the connection to the daemon was lost' : 'the daemon could not be reached' });
       this.retryTimer = setTimeout(() => this.connect(), this.backoff.delay());
     });
+  }
+
+  /** The channel is open once connected, and with `subscribe` once the daemon took the subscription (else the connection is tried again). */
+  private channelOpened(socket: net.Socket): void {
+    if (!this.options.subscribe) return this.onState({ open: true });
+    this.requester.call('subscribeReceive').then(
+      () => this.onState({ open: true }),
+      (error: Error) => {
+        this.options.onMalformed?.(`the daemon refused subscribeReceive: ${error.message}`);
+        socket.destroy();
+      },
+    );
   }
 
   private handleLine(line: string): void {
