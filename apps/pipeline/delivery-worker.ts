@@ -8,6 +8,7 @@ import type { Messenger } from '../../domain/shared/messengers.ts';
 import type { Broker, Consumer } from '../../infra/broker/port.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
 import type { MessengerConnector } from '../../infra/messenger/port.ts';
+import { isUnavailable } from '../../infra/errors/unavailable.ts';
 import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
 import { handleCommand } from '../commands/handle-command.ts';
 import type { RelayMetrics } from '../boot/metrics.ts';
@@ -56,6 +57,9 @@ const attempt = async (deps: DeliveryWorkerDeps, { message }: OutboundRecord, ke
     if (!outcome.ok && isLegacyOutbound(message)) return { ...outcome, permanent: true, reason: `${outcome.reason} (accepted before an upgrade: not retried)` };
     return outcome;
   } catch (error) {
+    // The daemon (or the bot's account on it) is not there: that is no answer of the messenger,
+    // so no attempt is spent; the record is handed again after a pause (docs/messengers.md).
+    if (isUnavailable(error)) throw error;
     return { ok: false, permanent: false, reason: error instanceof Error ? error.message : String(error) };
   }
 };
@@ -106,7 +110,14 @@ export const startDeliveryWorker = (deps: DeliveryWorkerDeps): Promise<Consumer>
       const values = records.map((record) => JSON.parse(record.value) as OutboundRecord);
       // The records' data keys in one read (a key destroyed during this call still serves it: milliseconds).
       const keys = await deps.bodies.keysOf(values.flatMap((value) => (isLegacyOutbound(value.message) ? [] : [value.message])), new Date());
-      await Promise.all(values.map((value) => deliverRecord(deps, value, keys)));
+      // Every record's call ends before the batch fails: a batch handed again must not meet a
+      // delivery of its own still in flight (the contact would get the message twice).
+      const settled = await Promise.allSettled(values.map((value) => deliverRecord(deps, value, keys)));
+      const failure = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+      if (failure) throw failure.reason;
     },
-    onError: (error) => deps.log.error({ err: error }, 'delivery batch failed; it will be retried'),
+    onError: (error) =>
+      isUnavailable(error)
+        ? deps.log.warn({ err: error }, 'a messenger daemon is unavailable; its deliveries wait and are retried without spending an attempt')
+        : deps.log.error({ err: error }, 'delivery batch failed; it will be retried'),
   });

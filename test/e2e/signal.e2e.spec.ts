@@ -143,6 +143,23 @@ describe.each(['http', 'tcp'] as const)('Signal on signal-cli over %s (fake daem
     expect((await pollAll(1)).map((m) => m.content)).toEqual(['after the cut']);
   });
 
+  it("lets replies wait while the bot's account is missing from the daemon, without spending an attempt, and delivers them once it is back", async () => {
+    fake.removeAccount(BOT);
+    const sent = await api(relay, 'POST', '/messages/send', { key, body: { messages: [{ appId, messenger: 'signal', contactId: CONTACT, message: 'patience' }] } });
+    expect(sent.status).toBe(202);
+    const messageId = sent.body.successfulMessages[0].messageId as string;
+    await waitFor(() => (relay.output().includes('a messenger daemon is unavailable') ? true : undefined), 15_000, 'the delivery worker meeting the missing account');
+    fake.addAccount(BOT);
+    await waitFor(() => (fake.sent.some((s) => s.message === 'patience') ? true : undefined), 20_000, 'the reply once the account is back');
+    // The outcome is appended just after the daemon answered.
+    const events = await waitFor(async () => {
+      const res = await relay.cli(['events', '--stream', `outbound-${messageId}`]);
+      const lines = res.stdout.trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as { type: string; data: { attempt?: number } });
+      return lines.length > 0 ? lines : undefined;
+    }, 10_000, 'the outcome of the reply');
+    expect(events.map((e) => [e.type, e.data.attempt])).toEqual([['MessageDelivered', 1]]);
+  });
+
   it('keeps a recorded message across a SIGKILL, and works after the restart', async () => {
     contactWrites(CONTACT, 'before the kill');
     await waitFor(async () => {
