@@ -14,6 +14,7 @@ import { runProjectionsRebuild } from './commands/projections.ts';
 import { createSession, listSessions, revokeSessions, userIdForEmail } from './commands/session.ts';
 import { parseMessenger, simulateInbound } from './commands/simulate.ts';
 import { bindSignalAccount } from './commands/signal-bind.ts';
+import { linkSignalAccount } from './commands/signal-link.ts';
 import { signalRpcOf } from '../boot/connectors.ts';
 import { RUNNING_FROM } from '../boot/running-from.ts';
 
@@ -133,6 +134,32 @@ withConfigOptions(
       );
       if (!outcome.ok) throw new Error(outcome.reason);
       process.stdout.write(outcome.bound === 'now' ? 'bound\n' : 'already bound\n');
+    } finally {
+      await rpc.close();
+    }
+  }),
+);
+
+withConfigOptions(
+  signal
+    .command('link')
+    .description('link signal-cli as a new device of a Signal account (a QR code to scan) and make that account the bot identity of an app-messenger')
+    .requiredOption('--app-messenger <id>', 'the app-messenger (its id, not the app id)')
+    .option('--device-name <name>', 'the name the phone shows for the linked device', 'Relay')
+    .option('--timeout <seconds>', 'how long to wait for the phone', '180'),
+).action((options: Record<string, unknown>) =>
+  withContext(options, async (ctx) => {
+    if (!ctx.config.SIGNAL_CLI_URL) throw new Error('relay signal link needs SIGNAL_CLI_URL: the signal-cli daemon to link');
+    const seconds = Number(options.timeout);
+    if (!Number.isInteger(seconds) || seconds < 1) throw new Error(`--timeout must be a positive number of seconds, got ${String(options.timeout)}`);
+    const rpc = signalRpcOf(ctx.config, ctx.log);
+    try {
+      const outcome = await linkSignalAccount(
+        { store: ctx.store, apps: ctx.models.apps, rpc, show: (instructions) => process.stdout.write(instructions) },
+        { appMessengerId: String(options.appMessenger), deviceName: String(options.deviceName), timeoutMs: seconds * 1000, now: () => new Date() },
+      );
+      if (!outcome.ok) throw new Error(outcome.reason);
+      process.stdout.write(`linked ${outcome.account}: bound\n`);
     } finally {
       await rpc.close();
     }

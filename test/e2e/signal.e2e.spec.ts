@@ -85,6 +85,26 @@ describe.each(['http', 'tcp'] as const)('Signal on signal-cli over %s (fake daem
     expect((await relay.cli(['signal', 'bind', '--app-messenger', appMessengerId, '--account', BOT])).stdout).toBe('already bound\n');
   });
 
+  it('links a new Signal identity from a QR code in the terminal and binds it to an app-messenger', async () => {
+    const created = await dashboard(relay, account, 'POST', '/apps', { name: 'Linked bot', protocol: ['signal'] });
+    const linkedMessengerId = created.body.messengers[0].id as string;
+    const linking = relay.cli(['signal', 'link', '--app-messenger', linkedMessengerId, '--device-name', 'Relay test', '--timeout', '30']);
+    const uri = await waitFor(() => fake.pendingLinks[0], 15_000, 'finishLink waiting for the phone');
+    expect(uri).toMatch(/^sgnl:\/\/linkdevice\?uuid=/);
+    const linkedAccount = transport === 'http' ? '+15550007771' : '+15550007772';
+    fake.scan(uri, linkedAccount);
+    const res = await linking;
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/[▀▄█]/); // the QR code
+    expect(res.stdout).toContain(`or open:\n${uri}\n`);
+    expect(res.stdout.endsWith(`linked ${linkedAccount}: bound\n`)).toBe(true);
+    await waitFor(async () => {
+      const apps = await dashboard(relay, account, 'GET', '/apps');
+      const m = apps.body.items.find((a: any) => a.id === created.body.id).messengers[0];
+      return m.status === 'active' && m.address === linkedAccount ? true : undefined;
+    }, 10_000, 'the linked app-messenger active');
+  });
+
   it("polls a contact's message and delivers the reply to the daemon, from the bound account", async () => {
     const timestamp = contactWrites(CONTACT, 'hello relay');
     const [message] = await pollAll(1);

@@ -53,6 +53,8 @@ export class FakeSignalCli {
   private readonly subscribed = new Set<net.Socket>();
   /** Messages waiting for a subscription (manual receive mode). */
   private readonly waiting: object[] = [];
+  /** finishLink calls waiting for a phone to scan their URI. */
+  private readonly links = new Map<string, (account: string) => void>();
   /** Messages nobody received (on-start receive mode with no listener). */
   lost = 0;
   private readonly httpServer: http.Server;
@@ -120,6 +122,20 @@ export class FakeSignalCli {
     this.httpServer.closeAllConnections();
   }
 
+  /** The link URIs whose finishLink waits for a phone. */
+  get pendingLinks(): string[] {
+    return [...this.links.keys()];
+  }
+
+  /** As if a phone of `account` scanned the link URI: the account joins the daemon and finishLink answers. */
+  scan(uri: string, account: string): void {
+    const finish = this.links.get(uri);
+    if (!finish) throw new Error(`no finishLink waits for ${uri}`);
+    this.links.delete(uri);
+    this.accounts.add(account);
+    finish(account);
+  }
+
   get listeners(): number {
     return this.sseClients.size + this.tcpClients.size;
   }
@@ -127,6 +143,13 @@ export class FakeSignalCli {
   async close(): Promise<void> {
     this.dropConnections();
     await Promise.all([new Promise((r) => this.httpServer.close(r)), new Promise((r) => this.tcpServer.close(r))]);
+  }
+
+  /** Answers that come later (finishLink waits for the phone). */
+  private answerLater(request: Request): Promise<object> | undefined {
+    if (request?.method !== 'finishLink') return undefined;
+    const uri = String(request.params?.deviceLinkUri ?? '');
+    return new Promise((resolve) => this.links.set(uri, (account) => resolve(success(request.id, { number: account }))));
   }
 
   private answer(request: Request, socket?: net.Socket): object | undefined {
@@ -147,6 +170,8 @@ export class FakeSignalCli {
           });
         }
         return reply(success(request.id, 0));
+      case 'startLink':
+        return reply(success(request.id, { deviceLinkUri: `sgnl://linkdevice?uuid=${randomUUID()}&pub_key=BQ${'A'.repeat(42)}` }));
       case 'listAccounts':
         return reply(success(request.id, [...this.accounts].map((number) => ({ number }))));
       case 'send': {
@@ -172,6 +197,14 @@ export class FakeSignalCli {
       }
       default:
         return reply(error(request.id, -32601, 'Method not implemented'));
+    }
+  }
+
+  private laterAnswer(text: string): Promise<object> | undefined {
+    try {
+      return this.answerLater(JSON.parse(text) as Request);
+    } catch {
+      return undefined;
     }
   }
 
@@ -209,7 +242,16 @@ export class FakeSignalCli {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const answer = this.answerPayload(Buffer.concat(chunks).toString('utf8'));
+      const text = Buffer.concat(chunks).toString('utf8');
+      const later = this.laterAnswer(text);
+      if (later) {
+        void later.then((answer) => {
+          const body = JSON.stringify(answer);
+          res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+        });
+        return;
+      }
+      const answer = this.answerPayload(text);
       if (answer === undefined || (Array.isArray(answer) && answer.length === 0)) return void res.writeHead(201).end();
       const body = JSON.stringify(answer);
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
@@ -232,6 +274,11 @@ export class FakeSignalCli {
       while ((newline = buffered.indexOf('\n')) !== -1) {
         const line = buffered.slice(0, newline);
         buffered = buffered.slice(newline + 1);
+        const later = this.laterAnswer(line);
+        if (later) {
+          void later.then((answer) => socket.writable && socket.write(`${JSON.stringify(answer)}\n`));
+          continue;
+        }
         const answer = this.answerPayload(line, socket);
         if (answer === undefined) continue;
         const delay = Math.floor(Math.random() * (this.options.shuffleMs ?? 0));

@@ -20,6 +20,15 @@ const accountsOf = (result: unknown): string[] =>
     ? result.flatMap((a: { number?: unknown; aci?: unknown; uuid?: unknown }) => [a?.number, a?.aci, a?.uuid].filter((v): v is string => typeof v === 'string'))
     : [];
 
+/** Why this app-messenger cannot take a new Signal identity, or undefined when it can. */
+export const refusalToBind = (apps: AppsProjection, appMessengerId: string): string | undefined => {
+  const appMessenger = apps.appMessenger(appMessengerId);
+  if (!appMessenger) return `No app-messenger ${appMessengerId}`;
+  if (appMessenger.messenger !== 'signal') return `The app-messenger ${appMessengerId} is on ${appMessenger.messenger}, not signal`;
+  if (appMessenger.address !== null) return `The app-messenger ${appMessengerId} already has the Signal identity ${appMessenger.address}`;
+  return undefined;
+};
+
 export const bindSignalAccount = async (
   deps: { readonly store: EventStore; readonly apps: AppsProjection; readonly rpc: SignalRpc },
   request: { readonly appMessengerId: string; readonly account: string; readonly now: Date },
@@ -27,10 +36,9 @@ export const bindSignalAccount = async (
   const { appMessengerId, account } = request;
   if (!E164.test(account) && !ACI.test(account)) return { ok: false, reason: 'The account must be an E.164 number (+15551234567) or, for an account without a number, its ACI' };
   const appMessenger = deps.apps.appMessenger(appMessengerId);
-  if (!appMessenger) return { ok: false, reason: `No app-messenger ${appMessengerId}` };
-  if (appMessenger.messenger !== 'signal') return { ok: false, reason: `The app-messenger ${appMessengerId} is on ${appMessenger.messenger}, not signal` };
-  if (appMessenger.address === account) return { ok: true, bound: 'already' };
-  if (appMessenger.address !== null) return { ok: false, reason: `The app-messenger ${appMessengerId} already has the Signal identity ${appMessenger.address}` };
+  if (appMessenger?.messenger === 'signal' && appMessenger.address === account) return { ok: true, bound: 'already' };
+  const refusal = refusalToBind(deps.apps, appMessengerId);
+  if (refusal || !appMessenger) return { ok: false, reason: refusal ?? `No app-messenger ${appMessengerId}` };
   const holder = deps.apps.byBotAddress('signal', account);
   if (holder) return { ok: false, reason: `${account} is already the identity of the app-messenger ${holder.id}` };
   const accounts = accountsOf(await deps.rpc.call('listAccounts'));

@@ -9,7 +9,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { JSONRPCRequest, JSONRPCResponse } from 'json-rpc-2.0';
 import { Backoff } from '../../net/backoff.ts';
 import { RpcRequester } from './rpc-requester.ts';
-import { MAX_DAEMON_FRAME_BYTES, SignalDaemonUnavailableError, type ChannelState, type RpcCall, type RpcOutcome, type SignalRpc } from './signal-rpc.ts';
+import { MAX_DAEMON_FRAME_BYTES, SignalDaemonUnavailableError, type CallOptions, type ChannelState, type RpcCall, type RpcOutcome, type SignalRpc } from './signal-rpc.ts';
 
 export interface HttpSignalRpcOptions {
   /** The daemon's base URL, e.g. `http://127.0.0.1:8081`. */
@@ -39,11 +39,11 @@ export class HttpSignalRpc implements SignalRpc {
 
   constructor(private readonly options: HttpSignalRpcOptions) {
     this.base = options.url.replace(/\/+$/, '');
-    this.requester = new RpcRequester((payload) => this.post(payload), options.timeoutMs);
+    this.requester = new RpcRequester((payload, { timeoutMs }) => this.post(payload, timeoutMs), options.timeoutMs);
   }
 
-  call(method: string, params?: Record<string, unknown>): Promise<unknown> {
-    return this.requester.call(method, params);
+  call(method: string, params?: Record<string, unknown>, options?: CallOptions): Promise<unknown> {
+    return this.requester.call(method, params, options);
   }
 
   batch(calls: readonly RpcCall[]): Promise<RpcOutcome[]> {
@@ -52,7 +52,7 @@ export class HttpSignalRpc implements SignalRpc {
 
   async notify(method: string, params?: Record<string, unknown>): Promise<void> {
     try {
-      await this.post({ jsonrpc: '2.0', method, ...(params ? { params } : {}) } as JSONRPCRequest);
+      await this.post({ jsonrpc: '2.0', method, ...(params ? { params } : {}) } as JSONRPCRequest, this.options.timeoutMs);
     } catch (error) {
       throw new SignalDaemonUnavailableError(`signal-cli daemon unavailable: ${(error as Error).message}`);
     }
@@ -87,12 +87,12 @@ export class HttpSignalRpc implements SignalRpc {
     this.requester.failPending('the connector is closing');
   }
 
-  private async post(payload: JSONRPCRequest | JSONRPCRequest[]): Promise<void> {
+  private async post(payload: JSONRPCRequest | JSONRPCRequest[], timeoutMs: number): Promise<void> {
     const response = await fetch(`${this.base}/api/v1/rpc`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(payload),
-      signal: AbortSignal.timeout(this.options.timeoutMs),
+      signal: AbortSignal.timeout(timeoutMs),
     });
     if (response.status === 201) return; // a notification: no answer
     if (response.status !== 200) {

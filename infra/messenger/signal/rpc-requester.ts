@@ -4,7 +4,12 @@
  * turns its outcomes into the two errors the connector tells apart.
  */
 import { JSONRPCClient, JSONRPCErrorException, createJSONRPCErrorResponse, type JSONRPCRequest, type JSONRPCResponse } from 'json-rpc-2.0';
-import { SignalDaemonError, SignalDaemonUnavailableError, type RpcCall, type RpcOutcome } from './signal-rpc.ts';
+import { SignalDaemonError, SignalDaemonUnavailableError, type CallOptions, type RpcCall, type RpcOutcome } from './signal-rpc.ts';
+
+/** What a transport's send is told of a call: how long it may take. */
+export interface SendOptions {
+  readonly timeoutMs: number;
+}
 
 /** The library's code for failures on this side (no answer in time, connection lost); the daemon never uses it. */
 const LOCAL_FAILURE = 0;
@@ -16,15 +21,15 @@ const failureOf = (error: unknown): Error => {
 };
 
 export class RpcRequester {
-  private readonly client: JSONRPCClient;
+  private readonly client: JSONRPCClient<SendOptions>;
   private nextId = 1;
 
   /** `send` writes one request or batch to the daemon; answers come back through `receive`. */
   constructor(
-    send: (payload: JSONRPCRequest | JSONRPCRequest[]) => Promise<void>,
+    send: (payload: JSONRPCRequest | JSONRPCRequest[], options: SendOptions) => Promise<void>,
     private readonly timeoutMs: number,
   ) {
-    this.client = new JSONRPCClient((payload: JSONRPCRequest | JSONRPCRequest[]) => send(payload), () => this.nextId++);
+    this.client = new JSONRPCClient<SendOptions>((payload: JSONRPCRequest | JSONRPCRequest[], options: SendOptions) => send(payload, options), () => this.nextId++);
   }
 
   /** Hands the daemon's answer (or answers) to the calls waiting for them; unknown ids are ignored. */
@@ -32,9 +37,10 @@ export class RpcRequester {
     this.client.receive(answer);
   }
 
-  async call(method: string, params?: Record<string, unknown>): Promise<unknown> {
+  async call(method: string, params?: Record<string, unknown>, options: CallOptions = {}): Promise<unknown> {
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     try {
-      return await this.withTimeout().request(method, params);
+      return await this.withTimeout(timeoutMs).request(method, params, { timeoutMs });
     } catch (error) {
       throw failureOf(error);
     }
@@ -45,7 +51,7 @@ export class RpcRequester {
     const requests: JSONRPCRequest[] = calls.map((c) => ({ jsonrpc: '2.0', id: this.nextId++, method: c.method, ...(c.params ? { params: c.params } : {}) }));
     let answers: JSONRPCResponse[];
     try {
-      answers = await this.withTimeout().requestAdvanced(requests);
+      answers = await this.withTimeout(this.timeoutMs).requestAdvanced(requests, { timeoutMs: this.timeoutMs });
     } catch (error) {
       throw failureOf(error);
     }
@@ -66,7 +72,7 @@ export class RpcRequester {
     this.client.rejectAllPendingRequests(reason);
   }
 
-  private withTimeout() {
-    return this.client.timeout(this.timeoutMs, (id) => createJSONRPCErrorResponse(id, LOCAL_FAILURE, `no answer within ${this.timeoutMs} ms`));
+  private withTimeout(timeoutMs: number) {
+    return this.client.timeout(timeoutMs, (id) => createJSONRPCErrorResponse(id, LOCAL_FAILURE, `no answer within ${timeoutMs} ms`));
   }
 }

@@ -5,6 +5,10 @@
  */
 import { UnavailableError } from '../../errors/unavailable.ts';
 
+export interface CallOptions {
+  readonly timeoutMs?: number;
+}
+
 export interface RpcCall {
   readonly method: string;
   readonly params?: Record<string, unknown>;
@@ -14,8 +18,11 @@ export interface RpcCall {
 export type RpcOutcome = { readonly ok: true; readonly result: unknown } | { readonly ok: false; readonly error: SignalDaemonError };
 
 export interface SignalRpc {
-  /** Resolves with the call's result; rejects with SignalDaemonError or SignalDaemonUnavailableError. */
-  call(method: string, params?: Record<string, unknown>): Promise<unknown>;
+  /**
+   * Resolves with the call's result; rejects with SignalDaemonError or SignalDaemonUnavailableError.
+   * `timeoutMs` replaces the transport's for a call that waits on a person (finishLink).
+   */
+  call(method: string, params?: Record<string, unknown>, options?: CallOptions): Promise<unknown>;
   /** Several calls in one request; each answer in the order of `calls`. */
   batch(calls: readonly RpcCall[]): Promise<RpcOutcome[]>;
   /** A call the daemon does not answer (a JSON-RPC notification). */

@@ -8,7 +8,7 @@ import net from 'node:net';
 import type { JSONRPCRequest, JSONRPCResponse } from 'json-rpc-2.0';
 import { Backoff } from '../../net/backoff.ts';
 import { RpcRequester } from './rpc-requester.ts';
-import { MAX_DAEMON_FRAME_BYTES, SignalDaemonUnavailableError, type ChannelState, type RpcCall, type RpcOutcome, type SignalRpc } from './signal-rpc.ts';
+import { MAX_DAEMON_FRAME_BYTES, SignalDaemonUnavailableError, type CallOptions, type ChannelState, type RpcCall, type RpcOutcome, type SignalRpc } from './signal-rpc.ts';
 
 export interface TcpSignalRpcOptions {
   readonly host: string;
@@ -54,9 +54,9 @@ export class TcpSignalRpc implements SignalRpc {
     return this.firstConnection;
   }
 
-  async call(method: string, params?: Record<string, unknown>): Promise<unknown> {
+  async call(method: string, params?: Record<string, unknown>, options?: CallOptions): Promise<unknown> {
     await this.start();
-    return this.requester.call(method, params);
+    return this.requester.call(method, params, options);
   }
 
   async batch(calls: readonly RpcCall[]): Promise<RpcOutcome[]> {
