@@ -77,9 +77,12 @@ describe('message privacy at rest', () => {
     expect(delivery).toMatchObject({ contactId: outContact, text: outBody, groupId: group, ok: true });
     expect(holding(relay, needles)).toEqual([]);
 
-    // Polled: the client gets it whole; still nothing in Relay's files.
-    const polled = await api(relay, 'GET', '/messages/poll', { key: secret });
-    expect(polled.status).toBe(200);
+    // Polled: the client gets it whole (once the pipeline queued it); still nothing in Relay's files.
+    const polled = await waitFor(async () => {
+      const res = await api(relay, 'GET', '/messages/poll', { key: secret });
+      expect(res.status).toBe(200);
+      return res.body.messages.length > 0 ? res : undefined;
+    }, 15_000, 'the inbound message pollable');
     expect(polled.body.messages).toEqual([expect.objectContaining({ contactId: inContact, content: inBody, appId, messenger: 'signal' })]);
     expect(holding(relay, needles)).toEqual([]);
 

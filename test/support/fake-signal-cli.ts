@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
+import { LineBuffer } from '../../infra/net/line-buffer.ts';
 
 export type SendResultType = 'SUCCESS' | 'NETWORK_FAILURE' | 'UNREGISTERED_FAILURE' | 'IDENTITY_FAILURE' | 'RATE_LIMIT_FAILURE';
 
@@ -266,14 +267,10 @@ export class FakeSignalCli {
       this.subscribed.delete(socket);
     });
     socket.on('error', () => undefined);
-    let buffered = '';
+    const lines = new LineBuffer();
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => {
-      buffered += chunk;
-      let newline: number;
-      while ((newline = buffered.indexOf('\n')) !== -1) {
-        const line = buffered.slice(0, newline);
-        buffered = buffered.slice(newline + 1);
+      for (const line of lines.push(chunk)) {
         const later = this.laterAnswer(line);
         if (later) {
           void later.then((answer) => socket.writable && socket.write(`${JSON.stringify(answer)}\n`));

@@ -7,6 +7,7 @@
 import net from 'node:net';
 import type { JSONRPCRequest, JSONRPCResponse } from 'json-rpc-2.0';
 import { Backoff } from '../../net/backoff.ts';
+import { LineBuffer } from '../../net/line-buffer.ts';
 import { RpcRequester } from './rpc-requester.ts';
 import { MAX_DAEMON_FRAME_BYTES, SignalDaemonUnavailableError, type CallOptions, type ChannelState, type RpcCall, type RpcOutcome, type SignalRpc } from './signal-rpc.ts';
 
@@ -94,7 +95,7 @@ export class TcpSignalRpc implements SignalRpc {
     this.socket = socket;
     socket.setNoDelay(true);
     socket.setKeepAlive(true, 10_000);
-    let buffered = '';
+    const lines = new LineBuffer();
     socket.setEncoding('utf8');
     socket.once('connect', () => {
       this.connected = true;
@@ -103,14 +104,8 @@ export class TcpSignalRpc implements SignalRpc {
       if (this.onReceive) this.channelOpened(socket);
     });
     socket.on('data', (chunk: string) => {
-      buffered += chunk;
-      let newline: number;
-      while ((newline = buffered.indexOf('\n')) !== -1) {
-        const line = buffered.slice(0, newline);
-        buffered = buffered.slice(newline + 1);
-        if (line.trim() !== '') this.handleLine(line);
-      }
-      if (buffered.length > MAX_DAEMON_FRAME_BYTES) {
+      for (const line of lines.push(chunk)) if (line.trim() !== '') this.handleLine(line);
+      if (lines.pending > MAX_DAEMON_FRAME_BYTES) {
         this.options.onMalformed?.(`a line from the daemon exceeded ${MAX_DAEMON_FRAME_BYTES} bytes`);
         socket.destroy(new Error('line too long'));
       }
