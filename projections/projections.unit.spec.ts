@@ -52,11 +52,34 @@ describe('read models', () => {
   it('apps: an app-messenger is processing until provisioned, then routable by its address', () => {
     const models = createReadModels();
     [appCreated, messengerAdded].forEach((e) => models.apps.apply(e));
-    expect(models.apps.appMessengerOf('app_1', 'signal')).toEqual({ id: 'am_1', appId: 'app_1', messenger: 'signal', status: 'processing', address: null });
+    expect(models.apps.appMessengerOf('app_1', 'signal')).toEqual({
+      id: 'am_1',
+      appId: 'app_1',
+      messenger: 'signal',
+      status: 'processing',
+      address: null,
+      health: 'ok',
+      healthReason: null,
+    });
     expect(models.apps.pendingProvisioning().map((m) => m.id)).toEqual(['am_1']);
     [provisioned, activated].forEach((e) => models.apps.apply(e));
     expect(models.apps.byBotAddress('signal', '+15550100')).toMatchObject({ id: 'am_1', status: 'active' });
     expect(models.apps.pendingProvisioning()).toEqual([]);
+  });
+
+  it("apps: an app-messenger's health follows its events, and a snapshot from before health reads as ok", () => {
+    const models = createReadModels();
+    [appCreated, messengerAdded, provisioned, activated].forEach((e) => models.apps.apply(e));
+    models.apps.apply(recorded('app-app_1', 'AppMessengerHealthChanged', { appId: 'app_1', appMessengerId: 'am_1', health: 'account-missing', reason: 'gone', changedAt: '' }));
+    expect(models.apps.appMessenger('am_1')).toMatchObject({ health: 'account-missing', healthReason: 'gone' });
+    const old = JSON.parse(JSON.stringify(models.apps.snapshot())) as Array<{ messengers: Array<Record<string, unknown>> }>;
+    for (const m of old[0]!.messengers) {
+      delete m.health;
+      delete m.healthReason;
+    }
+    const restored = createReadModels();
+    restored.apps.restore(old);
+    expect(restored.apps.appMessenger('am_1')).toMatchObject({ health: 'ok', healthReason: null });
   });
 
   it('apps: a deleted app and its identities disappear', () => {

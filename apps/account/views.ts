@@ -8,6 +8,8 @@ export const appMessengerJson = (m: AppMessengerView) => ({
   messenger: m.messenger,
   status: m.status,
   address: m.address,
+  health: m.health,
+  healthReason: m.healthReason,
 });
 
 export const appJson = (app: AppView) => ({

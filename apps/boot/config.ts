@@ -36,6 +36,8 @@ export const configSchema = z.object({
   DELIVERY_BACKOFF_FACTOR: z.coerce.number().min(1).default(4),
   MESSAGE_RETENTION_HOURS: z.coerce.number().positive().max(24 * 365).default(24),
   BODY_SHRED_INTERVAL_MS: integer(1000, 10),
+  /** How often each messenger daemon is asked whether it answers and which accounts it has. */
+  MESSENGER_HEALTH_INTERVAL_MS: integer(10_000, 50),
   DASHBOARD_BACKEND_URL: optionalUrl,
   DASHBOARD_TIMEOUT_MS: integer(8000, 1),
   SESSION_TTL_HOURS: integer(24 * 30, 1),

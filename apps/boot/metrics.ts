@@ -1,3 +1,4 @@
+import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
 import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { DeliveryPolicy } from '../../domain/delivery/policy.ts';
 import { MESSENGERS } from '../../domain/shared/messengers.ts';
@@ -6,6 +7,7 @@ import type { EventStore } from '../../infra/event-store/port.ts';
 import { checkpoints, DELIVERY_GROUP, deliveryTopics, QUEUE_PUBLISHER_FILTER } from '../pipeline/topology.ts';
 
 export const METRICS_PREFIX = 'relay_';
+const UNHEALTHY = ['daemon-unreachable', 'account-missing'] as const;
 /** `events`: an event stream refused because its key has too many open. */
 export const RATE_LIMIT_KINDS = ['send', 'poll', 'verify', 'events'] as const;
 export type RateLimitKind = (typeof RATE_LIMIT_KINDS)[number];
@@ -35,6 +37,8 @@ export interface MetricsSources {
   readonly store: EventStore;
   readonly broker: Broker;
   readonly deliveryPolicy: DeliveryPolicy;
+  /** The app-messengers, whose health the unhealthy gauge counts at scrape time. */
+  readonly apps?: Pick<AppsProjection, 'allAppMessengers'>;
   /** Bound of each scrape-time query of the stores. Default 1000 ms. */
   readonly collectTimeoutMs?: number;
   /**
@@ -67,7 +71,7 @@ const LAG_COUNT_CAP = 10_000;
 
 type BrokerSample = { ok: true; depths: number[] } | { ok: false };
 
-export const createMetrics = ({ store, broker, deliveryPolicy, collectTimeoutMs = 1000, processWide = true }: MetricsSources): RelayMetrics => {
+export const createMetrics = ({ store, broker, deliveryPolicy, apps, collectTimeoutMs = 1000, processWide = true }: MetricsSources): RelayMetrics => {
   const registry = new Registry();
   const registers = [registry];
   if (processWide) collectDefaultMetrics({ register: registry, prefix: METRICS_PREFIX });
@@ -100,6 +104,19 @@ export const createMetrics = ({ store, broker, deliveryPolicy, collectTimeoutMs 
       if (sample.ok) lagTopics.forEach((topic, i) => this.set({ group: DELIVERY_GROUP, topic }, sample.depths[i]!));
     },
   });
+  if (apps) {
+    new Gauge({
+      name: `${METRICS_PREFIX}app_messengers_unhealthy`,
+      help: "App-messengers whose daemon cannot be reached or no longer has the bot's account, by messenger and health",
+      labelNames: ['messenger', 'health'] as const,
+      registers: gaugeRegisters,
+      collect() {
+        this.reset();
+        for (const messenger of MESSENGERS) for (const health of UNHEALTHY) this.set({ messenger, health }, 0);
+        for (const m of apps.allAppMessengers()) if (m.health !== 'ok') this.inc({ messenger: m.messenger, health: m.health });
+      },
+    });
+  }
   new Gauge({
     name: `${METRICS_PREFIX}broker_ready`,
     help: '1 while the broker is reachable, else 0',

@@ -18,6 +18,7 @@ import type { CheckpointedSubscription } from '../../infra/event-store/checkpoin
 import { messageRetentionMs, type Config } from './config.ts';
 import { SealingWindows } from '../commands/sealing-windows.ts';
 import { openConnectors, type Connectors } from './connectors.ts';
+import { startMessengerHealthMonitor, type HealthMonitor } from '../pipeline/messenger-health-monitor.ts';
 import type { RelayContext } from './context.ts';
 import type { HttpParts } from '../http/start-http.ts';
 import { createLogger } from './logger.ts';
@@ -75,7 +76,7 @@ export const openContext = async (
     sealer,
     sealing: new SealingWindows(sealer, store.keys, { windowMs: SEALING_WINDOW_MS, maxUses: SEALING_WINDOW_MAX_USES, retentionMs: messageRetentionMs(config) }, log.child({ component: 'sealing' })),
     deliveryPolicy,
-    metrics: createMetrics({ store, broker, deliveryPolicy, processWide: options.processMetrics ?? true }),
+    metrics: createMetrics({ store, broker, deliveryPolicy, apps: models.apps, processWide: options.processMetrics ?? true }),
     readiness: new Readiness(),
   };
 };
@@ -165,12 +166,20 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
   const consumers: Consumer[] = [];
   let shredder: BodyShredder | undefined;
   let connectors: Connectors | undefined;
+  let health: HealthMonitor | undefined;
   let http: HttpParts | undefined;
 
   try {
     if (parts.delivery || parts.gateway) connectors = openConnectors(config, ctx.log);
     if (parts.gateway) {
       subscriptions.push(await startIdentityProvisioner(ctx.store, connectors!.byMessenger, ctx.log));
+      health = startMessengerHealthMonitor({
+        store: ctx.store,
+        apps: ctx.models.apps,
+        connectors: connectors!.byMessenger,
+        intervalMs: config.MESSENGER_HEALTH_INTERVAL_MS,
+        log: ctx.log.child({ component: 'health' }),
+      });
       const inbound = inboundDepsOf(ctx);
       for (const connector of connectors!.byMessenger.values()) {
         await connector.listen(async (message) => {
@@ -205,6 +214,7 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
   } catch (error) {
     await ctx.log.flush?.();
     await shredder?.stop();
+    await health?.stop();
     await connectors?.close().catch(() => undefined);
     await closeContext(ctx).catch(() => undefined);
     throw error;
@@ -219,6 +229,7 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
         await http?.close();
         for (const consumer of consumers) await consumer.stop();
         await shredder?.stop();
+        await health?.stop();
         for (const subscription of subscriptions) await subscription.stop();
         await connectors?.close();
         await closeContext(ctx);

@@ -1,5 +1,5 @@
 import type { Messenger } from '../shared/messengers.ts';
-import type { AppSettings } from './events.ts';
+import type { AppMessengerHealth, AppSettings } from './events.ts';
 
 /** Fresh app-messenger ids, one per messenger, for whichever messengers a command adds. */
 export type AppMessengerIds = Record<Messenger, string>;
@@ -24,6 +24,7 @@ export type AppCommand =
     }
   | { type: 'DeleteApp'; data: { userId: string; now: Date } }
   | { type: 'ProvisionAppMessenger'; data: { appMessengerId: string; address: string; now: Date } }
+  | { type: 'RecordAppMessengerHealth'; data: { appMessengerId: string; health: AppMessengerHealth; reason: string | null; now: Date } }
   | {
       type: 'ChangeAppMessengerStatus';
       data: { userId: string; appMessengerId: string; status: 'active' | 'disabled'; now: Date };

@@ -4,7 +4,7 @@ import type { Messenger } from '../shared/messengers.ts';
 import { customHeaderNameProblem } from '../shared/header-names.ts';
 import { TEXT_LIMITS, textError, textProblem } from '../shared/text.ts';
 import type { AppCommand, AppMessengerIds } from './commands.ts';
-import type { AppEvent, AppMessengerStatus, AppSettings } from './events.ts';
+import type { AppEvent, AppMessengerHealth, AppMessengerStatus, AppSettings } from './events.ts';
 
 export interface AppMessengerState {
   id: string;
@@ -13,6 +13,7 @@ export interface AppMessengerState {
   address: string | null;
   /** The status the owner asked for while the identity was still being provisioned. */
   requested: 'active' | 'disabled';
+  health: AppMessengerHealth;
 }
 
 export type AppState =
@@ -101,6 +102,14 @@ export const decide = (command: AppCommand, state: AppState): Decision<AppEvent>
       ];
       return events;
     }
+    case 'RecordAppMessengerHealth': {
+      if (state.status !== 'live') return appNotFound;
+      const { appMessengerId, health, reason, now } = command.data;
+      const target = state.messengers.find((m) => m.id === appMessengerId);
+      if (!target) return domainError('not_found', 'App messenger not found');
+      if (target.health === health) return [];
+      return [{ type: 'AppMessengerHealthChanged', data: { appId: state.appId, appMessengerId, health, reason: health === 'ok' ? null : reason, changedAt: now.toISOString() } }];
+    }
     case 'ChangeAppMessengerStatus': {
       if (state.status !== 'live' || state.userId !== command.data.userId) return domainError('not_found', 'App messenger not found');
       const { appMessengerId, status, now } = command.data;
@@ -135,7 +144,7 @@ export const evolve = (state: AppState, event: AppEvent): AppState => {
         ...state,
         messengers: [
           ...state.messengers,
-          { id: event.data.appMessengerId, messenger: event.data.messenger, status: 'processing', address: null, requested: 'active' },
+          { id: event.data.appMessengerId, messenger: event.data.messenger, status: 'processing', address: null, requested: 'active', health: 'ok' },
         ],
       };
     case 'AppMessengerProvisioned':
@@ -156,6 +165,9 @@ export const evolve = (state: AppState, event: AppEvent): AppState => {
               : { ...m, status: event.data.status, requested: event.data.status },
         ),
       };
+    case 'AppMessengerHealthChanged':
+      if (state.status !== 'live') return state;
+      return { ...state, messengers: state.messengers.map((m) => (m.id === event.data.appMessengerId ? { ...m, health: event.data.health } : m)) };
     default:
       return assertNever(event);
   }

@@ -76,6 +76,29 @@ describe('app decider', () => {
       .when({ type: 'ProvisionAppMessenger', data: { appMessengerId: 'am_s', address: '+1999', now } })
       .thenNothingHappens());
 
+  it("records a change of an app-messenger's health, with its reason, and only a change", () => {
+    const missing: AppEvent = {
+      type: 'AppMessengerHealthChanged',
+      data: { appId: 'app_1', appMessengerId: 'am_s', health: 'account-missing', reason: 'gone', changedAt: at },
+    };
+    spec
+      .given([...created, ...provisioned])
+      .when({ type: 'RecordAppMessengerHealth', data: { appMessengerId: 'am_s', health: 'account-missing', reason: 'gone', now } })
+      .then([missing]);
+    spec
+      .given([...created, ...provisioned, missing])
+      .when({ type: 'RecordAppMessengerHealth', data: { appMessengerId: 'am_s', health: 'account-missing', reason: 'still gone', now } })
+      .thenNothingHappens();
+    spec
+      .given([...created, ...provisioned, missing])
+      .when({ type: 'RecordAppMessengerHealth', data: { appMessengerId: 'am_s', health: 'ok', reason: 'ignored when ok', now } })
+      .then([{ type: 'AppMessengerHealthChanged', data: { appId: 'app_1', appMessengerId: 'am_s', health: 'ok', reason: null, changedAt: at } }]);
+    spec
+      .given([...created, ...provisioned])
+      .when({ type: 'RecordAppMessengerHealth', data: { appMessengerId: 'am_x', health: 'daemon-unreachable', reason: 'down', now } })
+      .thenFails('not_found');
+  });
+
   it('a status asked for while processing is applied at provisioning', () =>
     spec
       .given([

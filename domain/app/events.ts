@@ -4,6 +4,12 @@ export type AppStatus = 'active' | 'disabled';
 export type DeliveryType = 'poll' | 'webhook';
 export type WebhookAuthType = 'bearer' | 'header';
 export type AppMessengerStatus = 'processing' | 'active' | 'disabled';
+/**
+ * Whether an app-messenger's bot identity can be reached through its daemon: `ok`, the daemon
+ * cannot be reached (`daemon-unreachable`), or the daemon no longer has the bot's account
+ * (`account-missing`: unlinked from the phone, or removed). Only messengers on a daemon change it.
+ */
+export type AppMessengerHealth = 'ok' | 'daemon-unreachable' | 'account-missing';
 
 /** The settings of an app that its owner can change. Secrets arrive already encrypted. */
 export interface AppSettings {
@@ -33,6 +39,10 @@ export type AppEvent =
   | {
       type: 'AppMessengerStatusChanged';
       data: { appId: string; appMessengerId: string; status: 'active' | 'disabled'; changedAt: string };
+    }
+  | {
+      type: 'AppMessengerHealthChanged';
+      data: { appId: string; appMessengerId: string; health: AppMessengerHealth; reason: string | null; changedAt: string };
     };
 
 /** A new app's settings: active, delivered by poll, no webhook, no linked key, unless given. */

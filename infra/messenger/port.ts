@@ -34,6 +34,15 @@ export interface InboundFromContact {
   readonly externalId?: string;
 }
 
+/** What a messenger's daemon says of itself when asked. */
+export type DaemonHealth =
+  | { readonly reachable: false; readonly reason: string }
+  | {
+      readonly reachable: true;
+      /** The bot identities the daemon has (its accounts), when it can tell. */
+      readonly identities?: ReadonlySet<string>;
+    };
+
 export interface MessengerConnector {
   readonly messenger: Messenger;
   /**
@@ -43,6 +52,8 @@ export interface MessengerConnector {
    */
   provision?(appMessengerId: string): Promise<string>;
   deliver(delivery: OutboundDelivery): Promise<DeliveryResult>;
+  /** For a connector on a daemon: asks the daemon now whether it answers and which identities it has. */
+  checkHealth?(): Promise<DaemonHealth>;
   /** Starts reporting inbound messages; resolves when listening. */
   listen(onInbound: (message: InboundFromContact) => Promise<void>): Promise<void>;
   close(): Promise<void>;

@@ -1,4 +1,4 @@
-import type { AppEvent, AppMessengerStatus, AppSettings } from '../../domain/app/events.ts';
+import type { AppEvent, AppMessengerHealth, AppMessengerStatus, AppSettings } from '../../domain/app/events.ts';
 import type { Messenger } from '../../domain/shared/messengers.ts';
 import type { RecordedEvent } from '../../infra/event-store/port.ts';
 import type { Projection } from '../projection.ts';
@@ -9,6 +9,9 @@ export interface AppMessengerView {
   messenger: Messenger;
   status: AppMessengerStatus;
   address: string | null;
+  health: AppMessengerHealth;
+  /** Why the health is not `ok` (never a contact id). */
+  healthReason: string | null;
 }
 
 export interface AppView {
@@ -61,6 +64,8 @@ export class AppsProjection implements Projection {
           messenger: event.data.messenger,
           status: 'processing',
           address: null,
+          health: 'ok',
+          healthReason: null,
         };
         app.messengers.push(view);
         this.appMessengers.set(view.id, view);
@@ -76,6 +81,11 @@ export class AppsProjection implements Projection {
       case 'AppMessengerStatusChanged': {
         const view = this.appMessengers.get(event.data.appMessengerId);
         if (view && view.address !== null) view.status = event.data.status;
+        return;
+      }
+      case 'AppMessengerHealthChanged': {
+        const view = this.appMessengers.get(event.data.appMessengerId);
+        if (view) Object.assign(view, { health: event.data.health, healthReason: event.data.reason });
         return;
       }
       default:
@@ -94,6 +104,9 @@ export class AppsProjection implements Projection {
     for (const app of snapshot as AppView[]) {
       this.byId.set(app.id, app);
       for (const m of app.messengers) {
+        // Snapshots taken before health existed: every app-messenger was taken as reachable.
+        m.health ??= 'ok';
+        m.healthReason ??= null;
         this.appMessengers.set(m.id, m);
         if (m.address !== null) this.byAddress.set(addressKey(m.messenger, m.address), m);
       }
@@ -113,6 +126,11 @@ export class AppsProjection implements Projection {
   }
 
   /** The app-messenger of an app on one messenger, if the app uses that messenger. */
+  /** Every app-messenger of the live apps. */
+  allAppMessengers(): IterableIterator<AppMessengerView> {
+    return this.appMessengers.values();
+  }
+
   appMessengerOf(appId: string, messenger: Messenger): AppMessengerView | undefined {
     return this.byId.get(appId)?.messengers.find((m) => m.messenger === messenger);
   }

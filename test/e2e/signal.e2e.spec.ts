@@ -208,7 +208,7 @@ describe('Signal on signal-cli with --receive-mode manual over TCP (fake daemon)
   it('receives what contacts wrote while Relay was stopped, since the daemon only receives while Relay subscribes', async () => {
     fake = await new FakeSignalCli({ keepAliveMs: 200, receiveMode: 'manual' }).start();
     fake.addAccount(BOT);
-    const env = { SIGNAL_CLI_URL: `tcp://127.0.0.1:${fake.tcpPort}`, SIGNAL_CLI_RECEIVE_MODE: 'manual' };
+    const env = { SIGNAL_CLI_URL: `tcp://127.0.0.1:${fake.tcpPort}`, SIGNAL_CLI_RECEIVE_MODE: 'manual', MESSENGER_HEALTH_INTERVAL_MS: '100' };
     let relay = await startRelayProcess({ env });
     started.push(relay);
     const account = await createAccount(relay);
@@ -234,5 +234,25 @@ describe('Signal on signal-cli with --receive-mode manual over TCP (fake daemon)
     }, 15_000, 'the message written while Relay was away');
     expect(polled.map((m) => m.content)).toEqual(['while Relay was away']);
     expect(fake.lost).toBe(0);
+
+    // Health: the account removed from the daemon, then the daemon gone, each shown and counted.
+    const healthOf = async () => (await dashboard(relay, account, 'GET', '/apps')).body.items[0].messengers[0];
+    const unhealthy = async (health: string) => {
+      const text = await (await fetch(`${relay.url}/metrics`)).text();
+      return Number(new RegExp(`^relay_app_messengers_unhealthy\\{messenger="signal",health="${health}"\\} (\\d+)$`, 'm').exec(text)?.[1]);
+    };
+    expect(await healthOf()).toMatchObject({ health: 'ok', healthReason: null });
+    expect(await unhealthy('account-missing')).toBe(0);
+    fake.removeAccount(BOT);
+    await waitFor(async () => ((await healthOf()).health === 'account-missing' ? true : undefined), 10_000, 'account-missing');
+    expect((await healthOf()).healthReason).toBe("The daemon no longer has the bot's account (unlinked or removed)");
+    expect(await unhealthy('account-missing')).toBe(1);
+    fake.addAccount(BOT);
+    await waitFor(async () => ((await healthOf()).health === 'ok' ? true : undefined), 10_000, 'healthy again');
+    await fake.close();
+    await waitFor(async () => ((await healthOf()).health === 'daemon-unreachable' ? true : undefined), 10_000, 'daemon-unreachable');
+    expect(await unhealthy('daemon-unreachable')).toBe(1);
+    const history = await relay.cli(['events', '--type', 'AppMessengerHealthChanged']);
+    expect(history.stdout.trim().split('\n').map((line) => JSON.parse(line).data.health)).toEqual(['account-missing', 'ok', 'daemon-unreachable']);
   });
 });

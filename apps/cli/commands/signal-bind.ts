@@ -5,6 +5,7 @@
  */
 import { appDecider, appStreamName } from '../../../domain/app/decider.ts';
 import type { EventStore } from '../../../infra/event-store/port.ts';
+import { identitiesOfAccounts } from '../../../infra/messenger/signal/accounts.ts';
 import type { SignalRpc } from '../../../infra/messenger/signal/signal-rpc.ts';
 import type { AppsProjection } from '../../../projections/apps/apps-projection.ts';
 import { handleCommand } from '../../commands/handle-command.ts';
@@ -13,12 +14,6 @@ export type BindOutcome = { readonly ok: true; readonly bound: 'now' | 'already'
 
 const E164 = /^\+[1-9]\d{6,14}$/;
 const ACI = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
-
-/** The identities signal-cli's `listAccounts` names: each account's number and, when given, its ACI. */
-const accountsOf = (result: unknown): string[] =>
-  Array.isArray(result)
-    ? result.flatMap((a: { number?: unknown; aci?: unknown; uuid?: unknown }) => [a?.number, a?.aci, a?.uuid].filter((v): v is string => typeof v === 'string'))
-    : [];
 
 /** Why this app-messenger cannot take a new Signal identity, or undefined when it can. */
 export const refusalToBind = (apps: AppsProjection, appMessengerId: string): string | undefined => {
@@ -41,7 +36,7 @@ export const bindSignalAccount = async (
   if (refusal || !appMessenger) return { ok: false, reason: refusal ?? `No app-messenger ${appMessengerId}` };
   const holder = deps.apps.byBotAddress('signal', account);
   if (holder) return { ok: false, reason: `${account} is already the identity of the app-messenger ${holder.id}` };
-  const accounts = accountsOf(await deps.rpc.call('listAccounts'));
+  const accounts = identitiesOfAccounts(await deps.rpc.call('listAccounts'));
   if (!accounts.includes(account)) return { ok: false, reason: `signal-cli has no account ${account}: register it with signal-cli, or link one with relay signal link` };
   const result = await handleCommand(
     deps.store,

@@ -10,15 +10,19 @@
  */
 import { Backoff } from '../../net/backoff.ts';
 import { rejectionOf } from '../messenger-rules.ts';
-import type { DeliveryResult, InboundFromContact, MessengerConnector, OutboundDelivery } from '../port.ts';
+import type { DaemonHealth, DeliveryResult, InboundFromContact, MessengerConnector, OutboundDelivery } from '../port.ts';
+import { identitiesOfAccounts } from './accounts.ts';
 import { readEnvelope } from './envelopes.ts';
 import { outcomeOfDaemonError, outcomeOfSend } from './send-outcome.ts';
-import { SignalDaemonError, type ChannelState, type SignalRpc } from './signal-rpc.ts';
+import { SignalDaemonError, SignalDaemonUnavailableError, type ChannelState, type SignalRpc } from './signal-rpc.ts';
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 /** signal-cli's recipient forms: a number or an ACI as they are, a username prefixed `u:`. */
 export const recipientOf = (contactId: string): string => (contactId.startsWith('+') || UUID.test(contactId) ? contactId : `u:${contactId}`);
+
+/** How long a health check waits for the daemon. */
+const HEALTH_TIMEOUT_MS = 5_000;
 
 /** Most inbound messages waiting for the gateway; beyond, the oldest are kept and new ones are reported lost. */
 const MAX_WAITING = 10_000;
@@ -52,6 +56,19 @@ export class SignalConnector implements MessengerConnector {
       if (error instanceof SignalDaemonError) return outcomeOfDaemonError(error, [delivery.contactId, recipientOf(delivery.contactId), delivery.groupId ?? '']);
       throw error;
     }
+  }
+
+  /** `listAccounts`: the daemon answers, and has these accounts (their numbers and ACIs). */
+  async checkHealth(): Promise<DaemonHealth> {
+    let accounts: unknown;
+    try {
+      accounts = await this.options.rpc.call('listAccounts', undefined, { timeoutMs: HEALTH_TIMEOUT_MS });
+    } catch (error) {
+      if (error instanceof SignalDaemonUnavailableError) return { reachable: false, reason: 'The signal-cli daemon cannot be reached' };
+      return { reachable: true };
+    }
+    if (!Array.isArray(accounts)) return { reachable: true };
+    return { reachable: true, identities: new Set(identitiesOfAccounts(accounts)) };
   }
 
   async listen(onInbound: (message: InboundFromContact) => Promise<void>): Promise<void> {
