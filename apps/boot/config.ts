@@ -60,7 +60,13 @@ export const configSchema = z.object({
   SIGNAL_CLI_RECEIVE_MODE: z.enum(['on-start', 'manual']).default('on-start'),
   /** How long a call to signal-cli may wait for its answer (a send waits for Signal's servers). */
   SIGNAL_CLI_TIMEOUT_MS: integer(30_000, 100),
-  SIMPLEX_WS_URL: z.string().optional(),
+  /** simplex-chat's WebSocket API: ws://HOST:PORT (simplex-chat -p PORT). */
+  SIMPLEX_WS_URL: z
+    .string()
+    .regex(/^wss?:\/\/[^/?#\s]+\/?$/i, 'must be ws://HOST:PORT (simplex-chat -p PORT)')
+    .optional(),
+  /** How long a command to simplex-chat may wait for its answer. */
+  SIMPLEX_TIMEOUT_MS: integer(30_000, 100),
   SESSION_CLIENT_URL: z.string().optional(),
 });
 

@@ -5,6 +5,7 @@ import { HttpSignalRpc } from '../../infra/messenger/signal/http-signal-rpc.ts';
 import { SignalConnector } from '../../infra/messenger/signal/signal-connector.ts';
 import type { SignalRpc } from '../../infra/messenger/signal/signal-rpc.ts';
 import { TcpSignalRpc } from '../../infra/messenger/signal/tcp-signal-rpc.ts';
+import { SimplexConnector } from '../../infra/messenger/simplex/simplex-connector.ts';
 import { SimulatorConnector } from '../../infra/messenger/simulator/simulator-connector.ts';
 import { SimulatorStore } from '../../infra/messenger/simulator/simulator-store.ts';
 import { ConfigError, type Config } from './config.ts';
@@ -26,18 +27,18 @@ export const signalRpcOf = (config: Pick<Config, 'SIGNAL_CLI_URL' | 'SIGNAL_CLI_
 
 /**
  * One connector per messenger: the daemon's when one is configured, else the simulator. Signal
- * runs on signal-cli (SIGNAL_CLI_URL); the SimpleX and Session connectors come with later work,
- * so configuring their daemons stops start-up with a clear line.
+ * runs on signal-cli (SIGNAL_CLI_URL), SimpleX on simplex-chat (SIMPLEX_WS_URL); the Session
+ * connector comes with later work, so configuring its daemon stops start-up with a clear line.
  */
 export const openConnectors = (config: Config, log: Logger): Connectors => {
-  for (const [setting, messenger] of [['SIMPLEX_WS_URL', 'simplex'], ['SESSION_CLIENT_URL', 'session']] as const) {
-    if (config[setting]) throw new ConfigError(`Invalid configuration ${setting}: the ${messenger} daemon connector is not available in this version`);
-  }
+  if (config.SESSION_CLIENT_URL) throw new ConfigError('Invalid configuration SESSION_CLIENT_URL: the session daemon connector is not available in this version');
   const store = new SimulatorStore(config.dataDir);
   const byMessenger = new Map<Messenger, MessengerConnector>();
   for (const messenger of MESSENGERS) {
     if (messenger === 'signal' && config.SIGNAL_CLI_URL) {
       byMessenger.set(messenger, new SignalConnector({ rpc: signalRpcOf(config, log), log: log.child({ component: 'signal' }) }));
+    } else if (messenger === 'simplex' && config.SIMPLEX_WS_URL) {
+      byMessenger.set(messenger, new SimplexConnector({ url: config.SIMPLEX_WS_URL, timeoutMs: config.SIMPLEX_TIMEOUT_MS, log: log.child({ component: 'simplex' }) }));
     } else {
       byMessenger.set(messenger, new SimulatorConnector(messenger, store));
     }

@@ -53,9 +53,9 @@ describe('the delivery pipeline thread (role all)', () => {
   });
 
   it('refuses to start, with the configuration error, when its parts cannot start', async () => {
-    const failure = await startPipelineThread(configFor({ SIMPLEX_WS_URL: 'ws://127.0.0.1:1' }), silent).catch((error: unknown) => error);
+    const failure = await startPipelineThread(configFor({ SESSION_CLIENT_URL: 'http://127.0.0.1:1' }), silent).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(ConfigError);
-    expect((failure as Error).message).toBe('Invalid configuration SIMPLEX_WS_URL: the simplex daemon connector is not available in this version');
+    expect((failure as Error).message).toBe('Invalid configuration SESSION_CLIENT_URL: the session daemon connector is not available in this version');
   });
 
   it('starts a thread that died again, and stops the new one', async () => {

@@ -3,12 +3,12 @@
  * and hands on the contacts' messages the daemon receives for any of its accounts.
  *
  * signal-cli acknowledges a message to Signal's servers as soon as it receives it, so a message it
- * handed over must not be dropped here: each is passed to the gateway (which records it as an
- * event before anything else) in the order received, and retried with back-off while the gateway
- * cannot record it. The one window that remains: a message the daemon handed over while Relay's
- * process stops before the gateway recorded it (milliseconds; docs/messengers.md).
+ * handed over must not be dropped here: the inbound handoff passes each to the gateway (which
+ * records it as an event before anything else) in order, retried while the gateway cannot record
+ * it. The one window that remains: a message the daemon handed over while Relay's process stops
+ * before the gateway recorded it (milliseconds; docs/messengers.md).
  */
-import { Backoff } from '../../net/backoff.ts';
+import { InboundHandoff } from '../inbound-handoff.ts';
 import { rejectionOf } from '../messenger-rules.ts';
 import type { DaemonHealth, DeliveryResult, InboundFromContact, MessengerConnector, OutboundDelivery } from '../port.ts';
 import { identitiesOfAccounts } from './accounts.ts';
@@ -24,9 +24,6 @@ export const recipientOf = (contactId: string): string => (contactId.startsWith(
 /** How long a health check waits for the daemon. */
 const HEALTH_TIMEOUT_MS = 5_000;
 
-/** Most inbound messages waiting for the gateway; beyond, the oldest are kept and new ones are reported lost. */
-const MAX_WAITING = 10_000;
-
 export interface SignalConnectorOptions {
   readonly rpc: SignalRpc;
   readonly log: { warn(object: object, message: string): void; error(object: object, message: string): void };
@@ -37,13 +34,11 @@ export interface SignalConnectorOptions {
 
 export class SignalConnector implements MessengerConnector {
   readonly messenger = 'signal' as const;
-  private readonly waiting: InboundFromContact[] = [];
-  private draining = false;
-  private closed = false;
-  private onInbound: ((message: InboundFromContact) => Promise<void>) | undefined;
-  private retryTimer: NodeJS.Timeout | undefined;
+  private readonly handoff: InboundHandoff;
 
-  constructor(private readonly options: SignalConnectorOptions) {}
+  constructor(private readonly options: SignalConnectorOptions) {
+    this.handoff = new InboundHandoff(options.log, options.retry);
+  }
 
   async deliver(delivery: OutboundDelivery): Promise<DeliveryResult> {
     const rejection = rejectionOf('signal', delivery.contactId, delivery.text);
@@ -72,18 +67,13 @@ export class SignalConnector implements MessengerConnector {
   }
 
   async listen(onInbound: (message: InboundFromContact) => Promise<void>): Promise<void> {
-    this.onInbound = onInbound;
+    this.handoff.start(onInbound);
     this.options.rpc.listen(
       (params) => {
         const reading = readEnvelope(params);
         if (reading.kind === 'malformed') return this.options.log.warn({ component: 'signal' }, `skipped ${reading.reason}`);
         if (reading.kind === 'skipped') return;
-        if (this.waiting.length >= MAX_WAITING) {
-          this.options.log.error({ component: 'signal', waiting: this.waiting.length }, 'an inbound Signal message was lost: the gateway has not taken the earlier ones');
-          return;
-        }
-        this.waiting.push(reading.message);
-        void this.drain();
+        this.handoff.push(reading.message);
       },
       (state) => {
         if (!state.open) this.options.log.warn({ component: 'signal', reason: state.reason }, 'signal-cli event channel lost; reconnecting');
@@ -93,30 +83,7 @@ export class SignalConnector implements MessengerConnector {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.handoff.close();
     await this.options.rpc.close();
-  }
-
-  /** Hands the waiting messages to the gateway one by one, in order, retrying the first until it is taken. */
-  private async drain(): Promise<void> {
-    if (this.draining || !this.onInbound) return;
-    this.draining = true;
-    const backoff = new Backoff(this.options.retry?.minMs ?? 100, this.options.retry?.maxMs ?? 5_000);
-    try {
-      while (this.waiting.length > 0 && !this.closed) {
-        try {
-          await this.onInbound(this.waiting[0]!);
-          this.waiting.shift();
-          backoff.reset();
-        } catch (error) {
-          const delay = backoff.delay();
-          this.options.log.warn({ component: 'signal', err: { name: (error as Error).name, message: (error as Error).message }, retryInMs: delay }, 'the gateway could not record an inbound Signal message; retrying');
-          await new Promise<void>((resolve) => (this.retryTimer = setTimeout(resolve, delay)));
-        }
-      }
-    } finally {
-      this.draining = false;
-    }
   }
 }

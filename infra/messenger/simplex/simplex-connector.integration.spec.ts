@@ -1,0 +1,100 @@
+/**
+ * What the SimpleX connector does beyond the connector contract, on the protocol-faithful fake of
+ * simplex-chat: one SimpleX user per app-messenger with an auto-accepting address, sends as the
+ * right user, redeliveries keep their id, malformed frames and unknown events are skipped, a lost
+ * connection is reopened, and an unreachable simplex-chat is unavailable, not a failed attempt.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { eventually } from '../../../test/support/eventually.ts';
+import type { FakeSimplexChat } from '../../../test/support/fake-simplex-chat.ts';
+import { quietSimplexLog, simplexFixture } from '../../../test/support/simplex-fixture.ts';
+import type { InboundFromContact } from '../port.ts';
+import { SimplexUnavailableError } from './simplex-client.ts';
+import { SimplexConnector, userNameOf } from './simplex-connector.ts';
+
+describe('SimpleX connector (fake simplex-chat)', () => {
+  let fake: FakeSimplexChat;
+  let connector: SimplexConnector;
+  let from: string;
+  let contacts: readonly [string, string];
+  let teardown: () => Promise<void>;
+  const received: InboundFromContact[] = [];
+
+  beforeEach(async () => {
+    const fixture = await simplexFixture();
+    ({ fake, from, contacts, teardown } = fixture);
+    connector = fixture.connector as SimplexConnector;
+    received.length = 0;
+  });
+  afterEach(() => teardown());
+
+  const listening = async () => {
+    await connector.listen(async (m) => void received.push(m));
+    await eventually(() => expect(fake.listeners).toBe(1), 5_000);
+  };
+
+  it('gives each app-messenger a SimpleX user of its own with an auto-accepting address, and finds it again', async () => {
+    expect(fake.userNamed(userNameOf('am_contract'))).toMatchObject({ autoAccept: true });
+    expect(await connector.provision('am_contract')).toBe(from);
+    const other = await connector.provision('am_other');
+    expect(other).not.toBe(from);
+    expect(fake.userIdOfAddress(other)).toBe(fake.userNamed(userNameOf('am_other'))!.userId);
+    expect(() => fake.connect(other, 'carol')).not.toThrow();
+  });
+
+  it("sends each bot's replies as its own user, however they interleave", async () => {
+    const other = await connector.provision('am_other');
+    const carol = String(fake.connect(other, 'carol'));
+    const results = await Promise.all([
+      connector.deliver({ messageId: 'a1', from, contactId: contacts[0], text: 'from A' }),
+      connector.deliver({ messageId: 'b1', from: other, contactId: carol, text: 'from B' }),
+      connector.deliver({ messageId: 'a2', from, contactId: contacts[1], text: 'from A again' }),
+    ]);
+    expect(results).toEqual([{ ok: true }, { ok: true }, { ok: true }]);
+    expect(fake.sent.map((s) => [s.userId, s.text])).toEqual([
+      [fake.userIdOfAddress(from), 'from A'],
+      [fake.userIdOfAddress(other), 'from B'],
+      [fake.userIdOfAddress(from), 'from A again'],
+    ]);
+  });
+
+  it('hands a redelivered item on with the same external id, and a group sender without a contact by member id', async () => {
+    await listening();
+    fake.contactWrites(Number(contacts[0]), 'twice', 77);
+    fake.contactWrites(Number(contacts[0]), 'twice', 77);
+    const groupId = fake.createGroup(fake.userIdOfAddress(from)!);
+    fake.memberWrites(groupId, { groupMemberId: 4242 }, 'no contact');
+    await eventually(() => expect(received).toHaveLength(3));
+    expect(received[1]!.externalId).toBe(received[0]!.externalId);
+    expect(received[2]).toMatchObject({ to: from, contactId: '4242', groupId: String(groupId), text: 'no contact' });
+  });
+
+  it('skips malformed frames and unknown events, and goes on', async () => {
+    await listening();
+    fake.writeRaw('not json');
+    fake.writeRaw(JSON.stringify({ resp: { noType: true } }));
+    fake.writeRaw(JSON.stringify({ resp: { type: 'contactSndReady', user: {}, contact: {} } }));
+    fake.writeRaw(JSON.stringify({ resp: { type: 'newChatItems', user: { userId: 1 }, chatItems: [{ broken: true }] } }));
+    fake.contactWrites(Number(contacts[1]), 'after the noise');
+    await eventually(() => expect(received.map((m) => m.text)).toEqual(['after the noise']));
+  });
+
+  it('reopens a lost connection and receives what comes after', async () => {
+    await listening();
+    const before = fake.connections;
+    fake.dropConnections();
+    await eventually(() => expect([fake.connections, fake.listeners]).toEqual([before + 1, 1]), 10_000);
+    await eventually(async () => expect(await connector.deliver({ messageId: 'r1', from, contactId: contacts[0], text: 'back' })).toEqual({ ok: true }), 10_000);
+    fake.contactWrites(Number(contacts[0]), 'after the cut');
+    await eventually(() => expect(received.map((m) => m.text)).toEqual(['after the cut']));
+  });
+
+  it('reports an unreachable simplex-chat as unavailable, for sends and for health', async () => {
+    expect(await connector.checkHealth()).toEqual({ reachable: true, identities: new Set([from]) });
+    await fake.close();
+    const gone = new SimplexConnector({ url: fake.url, timeoutMs: 1_000, log: quietSimplexLog, reconnect: { minMs: 50, maxMs: 100 } });
+    await expect(gone.deliver({ messageId: 'x', from, contactId: contacts[0], text: 'hi' })).rejects.toBeInstanceOf(SimplexUnavailableError);
+    expect(await gone.checkHealth()).toEqual({ reachable: false, reason: 'simplex-chat cannot be reached' });
+    await gone.close();
+  });
+});

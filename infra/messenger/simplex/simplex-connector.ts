@@ -1,0 +1,191 @@
+/**
+ * The SimpleX connector, on simplex-chat's WebSocket API: each app-messenger is a SimpleX user of
+ * its own (`relay-<appMessengerId>`, a bot profile) whose contact address, with auto-accept on,
+ * is the app-messenger's `address`; contacts who connect through it are accepted by simplex-chat
+ * itself, their text messages (`newChatItems`) are handed to the gateway, and replies go out with
+ * `/_send @<contactId>` or `/_send #<groupId>` as that user.
+ *
+ * simplex-chat applies chat commands as its active user, so switching to the sending user and
+ * sending are done as one step, one at a time (commands on one connection run in order).
+ */
+import { rejectionOf } from '../messenger-rules.ts';
+import { InboundHandoff, type HandoffLog } from '../inbound-handoff.ts';
+import type { DaemonHealth, DeliveryResult, InboundFromContact, MessengerConnector, OutboundDelivery } from '../port.ts';
+import { readNewChatItems } from './chat-items.ts';
+import { outcomeOfSendError } from './send-outcome.ts';
+import { SimplexClient, SimplexCommandError, SimplexUnavailableError, type ChannelState, type SimplexResponse } from './simplex-client.ts';
+
+export interface SimplexConnectorOptions {
+  /** `ws://HOST:PORT` of `simplex-chat -p PORT`. */
+  readonly url: string;
+  readonly timeoutMs: number;
+  readonly log: HandoffLog & { info(object: object, message: string): void };
+  readonly reconnect?: { readonly minMs: number; readonly maxMs: number };
+  readonly retry?: { readonly minMs: number; readonly maxMs: number };
+  readonly onChannelState?: (state: ChannelState) => void;
+}
+
+type User = { userId: number; profile?: { displayName?: string } };
+type Link = { connFullLink?: string; connShortLink?: string };
+
+const linkOf = (link: Link | undefined): string | undefined => link?.connShortLink ?? link?.connFullLink;
+const DIGITS = /^\d{1,19}$/;
+
+export const userNameOf = (appMessengerId: string) => `relay-${appMessengerId}`;
+
+export class SimplexConnector implements MessengerConnector {
+  readonly messenger = 'simplex' as const;
+  private readonly client: SimplexClient;
+  private readonly handoff: InboundHandoff;
+  private readonly addressOfUser = new Map<number, string>();
+  private readonly userOfAddress = new Map<string, number>();
+  /** Commands that must not interleave with another user's (switch, then act). */
+  private exclusive: Promise<unknown> = Promise.resolve();
+  /** Events are read in order (a lookup of an unknown user's address must not reorder them). */
+  private events: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: SimplexConnectorOptions) {
+    this.handoff = new InboundHandoff(options.log, options.retry);
+    this.client = new SimplexClient({
+      url: options.url,
+      timeoutMs: options.timeoutMs,
+      ...(options.reconnect ? { reconnect: options.reconnect } : {}),
+      onEvent: (event) => {
+        this.events = this.events.then(() => this.onEvent(event)).catch((error: unknown) => this.options.log.warn({ err: error }, 'a simplex-chat event could not be read'));
+      },
+      onState: (state) => {
+        if (!state.open) this.options.log.warn({ reason: state.reason }, 'simplex-chat connection lost; reconnecting');
+        this.options.onChannelState?.(state);
+      },
+      onMalformed: (reason) => this.options.log.warn({}, reason),
+    });
+  }
+
+  /** Finds or creates the app-messenger's SimpleX user, its address with auto-accept, and returns the address. */
+  async provision(appMessengerId: string): Promise<string> {
+    return this.alone(async () => {
+      const name = userNameOf(appMessengerId);
+      const users = await this.users();
+      const existing = users.find((u) => u.profile?.displayName === name);
+      const userId = existing?.userId ?? (await this.createUser(name));
+      const address = await this.addressOf(userId, true);
+      await this.client.command(`/_address_settings ${userId} ${JSON.stringify({ autoAccept: { acceptIncognito: false }, businessAddress: false })}`);
+      return address;
+    });
+  }
+
+  async deliver(delivery: OutboundDelivery): Promise<DeliveryResult> {
+    const rejection = rejectionOf('simplex', delivery.contactId, delivery.text);
+    if (rejection) return { ok: false, permanent: true, reason: rejection };
+    if (delivery.groupId !== undefined && !DIGITS.test(delivery.groupId)) return { ok: false, permanent: true, reason: 'Invalid groupId for simplex: expected a numeric group id' };
+    const target = delivery.groupId !== undefined ? `#${delivery.groupId}` : `@${delivery.contactId}`;
+    const messages = JSON.stringify([{ msgContent: { type: 'text', text: delivery.text }, mentions: {} }]);
+    try {
+      const answer = await this.alone(async () => {
+        const userId = await this.userIdOf(delivery.from);
+        await this.client.command(`/_user ${userId}`);
+        return this.client.command(`/_send ${target} json ${messages}`);
+      });
+      if (answer.type === 'newChatItems') return { ok: true };
+      return { ok: false, permanent: false, reason: `simplex-chat answered a send with ${answer.type}` };
+    } catch (error) {
+      if (error instanceof SimplexCommandError) return outcomeOfSendError(error);
+      throw error;
+    }
+  }
+
+  /** `/users`: simplex-chat answers, and these are the addresses of its users that have one. */
+  async checkHealth(): Promise<DaemonHealth> {
+    try {
+      const users = await this.users();
+      const addresses = new Set<string>();
+      for (const user of users) {
+        const address = await this.addressOf(user.userId, false).catch(() => undefined);
+        if (address) addresses.add(address);
+      }
+      return { reachable: true, identities: addresses };
+    } catch (error) {
+      if (error instanceof SimplexUnavailableError) return { reachable: false, reason: 'simplex-chat cannot be reached' };
+      return { reachable: true };
+    }
+  }
+
+  async listen(onInbound: (message: InboundFromContact) => Promise<void>): Promise<void> {
+    this.handoff.start(onInbound);
+    await this.client.start();
+  }
+
+  async close(): Promise<void> {
+    this.handoff.close();
+    await this.client.close();
+  }
+
+  private async onEvent(event: SimplexResponse): Promise<void> {
+    if (event.type === 'contactConnected') return this.options.log.info({}, 'a contact connected through a SimpleX address');
+    if (event.type !== 'newChatItems') return; // other events are not for Relay
+    const { received, malformed } = readNewChatItems(event);
+    if (malformed > 0) this.options.log.warn({ malformed }, 'skipped chat items of unexpected shape');
+    for (const item of received) {
+      const to = this.addressOfUser.get(item.userId) ?? (await this.addressOf(item.userId, false).catch(() => undefined));
+      if (!to) {
+        this.options.log.warn({ userId: item.userId }, 'a SimpleX message to a user without an address was not routed');
+        continue;
+      }
+      this.handoff.push({
+        messenger: 'simplex',
+        to,
+        contactId: item.contactId,
+        text: item.text,
+        ...(item.groupId !== undefined ? { groupId: item.groupId } : {}),
+        ...(item.timestamp !== undefined ? { timestamp: item.timestamp } : {}),
+        externalId: `${item.userId}:${item.itemId}`,
+      });
+    }
+  }
+
+  private alone<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.exclusive.then(work, work);
+    this.exclusive = run.catch(() => undefined);
+    return run;
+  }
+
+  private async users(): Promise<User[]> {
+    const answer = await this.client.command('/users');
+    const list = Array.isArray(answer.users) ? (answer.users as Array<{ user?: User }>) : [];
+    return list.map((u) => u.user).filter((u): u is User => typeof u?.userId === 'number');
+  }
+
+  private async createUser(name: string): Promise<number> {
+    const answer = await this.client.command(`/_create user ${JSON.stringify({ profile: { displayName: name, fullName: '', peerType: 'bot' }, pastTimestamp: false, userChatRelay: false, clientService: false })}`);
+    const userId = (answer.user as User | undefined)?.userId;
+    if (typeof userId !== 'number') throw new Error(`simplex-chat answered /_create user with ${answer.type}`);
+    return userId;
+  }
+
+  /** The user's contact address (created when `create` and there is none). */
+  private async addressOf(userId: number, create: boolean): Promise<string> {
+    let link: string | undefined;
+    try {
+      const shown = await this.client.command(`/_show_address ${userId}`);
+      link = linkOf((shown.contactLink as { connLinkContact?: Link } | undefined)?.connLinkContact);
+    } catch (error) {
+      if (!(error instanceof SimplexCommandError) || error.kind !== 'errorStore/userContactLinkNotFound' || !create) throw error;
+      const created = await this.client.command(`/_address ${userId}`);
+      link = linkOf(created.connLinkContact as Link | undefined);
+    }
+    if (!link) throw new Error('simplex-chat answered without a contact link');
+    this.addressOfUser.set(userId, link);
+    this.userOfAddress.set(link, userId);
+    return link;
+  }
+
+  /** The SimpleX user whose address is `address`; looked up again once when not known. */
+  private async userIdOf(address: string): Promise<number> {
+    const known = this.userOfAddress.get(address);
+    if (known !== undefined) return known;
+    for (const user of await this.users()) await this.addressOf(user.userId, false).catch(() => undefined);
+    const found = this.userOfAddress.get(address);
+    if (found === undefined) throw new SimplexUnavailableError("simplex-chat has no user with the bot's address (removed?)");
+    return found;
+  }
+}

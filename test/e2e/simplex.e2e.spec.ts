@@ -1,0 +1,111 @@
+/**
+ * SimpleX end to end through the public API, with Relay on simplex-chat's WebSocket API: the
+ * daemon is the protocol-faithful fake (test/support/fake-simplex-chat.ts), since simplex-chat
+ * cannot be installed here. A new app-messenger gets a SimpleX user and an auto-accepting address
+ * of its own; a contact who connects through it and writes is polled; replies reach the daemon,
+ * in a group too, across a Relay restart and a dropped connection.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeSimplexChat } from '../support/fake-simplex-chat.ts';
+import { api, createAccount, createApp, createKey, waitFor } from '../support/account-fixture.ts';
+import { startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
+
+describe('SimpleX on simplex-chat (fake daemon)', () => {
+  let fake: FakeSimplexChat;
+  let relay: RelayProcess;
+  let appId: string;
+  let address: string;
+  let appMessengerId: string;
+  let key: string;
+  let contact: number;
+  const started: RelayProcess[] = [];
+
+  const start = async (dataDir?: string) => {
+    relay = await startRelayProcess({ env: { SIMPLEX_WS_URL: fake.url, RATE_LIMIT_POLL_PER_MIN: '100000' }, ...(dataDir ? { dataDir } : {}) });
+    started.push(relay);
+    await waitFor(() => (fake.listeners > 0 ? true : undefined), 10_000, 'Relay connected to simplex-chat');
+  };
+  const pollAll = async (count: number) => {
+    const polled: any[] = [];
+    await waitFor(async () => {
+      const res = await api(relay, 'GET', '/messages/poll?limit=50', { key });
+      expect(res.status).toBe(200);
+      polled.push(...res.body.messages);
+      return polled.length >= count ? true : undefined;
+    }, 15_000, `${count} polled messages`);
+    return polled;
+  };
+  const reply = async (message: Record<string, string>) => {
+    const res = await api(relay, 'POST', '/messages/send', { key, body: { messages: [{ appId, messenger: 'simplex', ...message }] } });
+    expect(res.status).toBe(202);
+  };
+
+  beforeAll(async () => {
+    fake = await new FakeSimplexChat().start();
+    await start();
+    const account = await createAccount(relay);
+    const app = await createApp(relay, account, ['simplex']);
+    appId = app.appId;
+    address = app.messengers[0]!.address!;
+    appMessengerId = app.messengers[0]!.id;
+    key = (await createKey(relay, account, [appId])).secret;
+  });
+
+  afterAll(async () => {
+    for (const r of started) await r.stop().catch(() => undefined);
+    await relay?.cleanup();
+    await fake?.close();
+  });
+
+  it("gives the app-messenger a SimpleX user and an auto-accepting contact address, its 'address'", () => {
+    const userId = fake.userIdOfAddress(address);
+    expect(userId).toBeDefined();
+    expect(fake.userNamed(`relay-${appMessengerId}`)).toMatchObject({ userId, autoAccept: true });
+    contact = fake.connect(address, 'alice');
+    expect(contact).toBeGreaterThan(0);
+  });
+
+  it("polls a contact's message and delivers the reply to them", async () => {
+    fake.contactWrites(contact, 'hello relay');
+    const [message] = await pollAll(1);
+    expect(message).toEqual({
+      appId,
+      messenger: 'simplex',
+      contactId: String(contact),
+      messageId: expect.stringMatching(/^[0-9a-f]{32}$/),
+      content: 'hello relay',
+      timestamp: expect.any(Number),
+      isGroupMessage: false,
+      isCommand: false,
+    });
+    await reply({ contactId: String(contact), message: 'hi back' });
+    await waitFor(() => (fake.sent.some((s) => s.text === 'hi back') ? true : undefined), 15_000, 'the reply at simplex-chat');
+    expect(fake.sent.find((s) => s.text === 'hi back')).toEqual({ userId: fake.userIdOfAddress(address), contactId: contact, text: 'hi back' });
+  });
+
+  it('does the same in a group', async () => {
+    const groupId = fake.createGroup(fake.userIdOfAddress(address)!);
+    fake.memberWrites(groupId, { groupMemberId: 31, memberContactId: contact }, 'in the group');
+    const [message] = await pollAll(1);
+    expect(message).toMatchObject({ contactId: String(contact), groupId: String(groupId), isGroupMessage: true, content: 'in the group' });
+    await reply({ contactId: String(contact), groupId: String(groupId), message: 'to the group' });
+    await waitFor(() => (fake.sent.some((s) => s.text === 'to the group') ? true : undefined), 15_000, 'the group reply');
+    expect(fake.sent.find((s) => s.text === 'to the group')).toMatchObject({ groupId });
+  });
+
+  it('goes on after a dropped connection and a Relay restart', async () => {
+    const before = fake.connections;
+    fake.dropConnections();
+    await waitFor(() => (fake.connections > before && fake.listeners > 0 ? true : undefined), 15_000, 'Relay back on simplex-chat');
+    fake.contactWrites(contact, 'after the cut');
+    expect((await pollAll(1)).map((m) => m.content)).toEqual(['after the cut']);
+    await relay.stop();
+    const beforeRestart = fake.connections;
+    await start(relay.dataDir);
+    await waitFor(() => (fake.connections > beforeRestart ? true : undefined), 15_000, 'the new Relay on simplex-chat');
+    fake.contactWrites(contact, 'after the restart');
+    expect((await pollAll(1)).map((m) => m.content)).toEqual(['after the restart']);
+    await reply({ contactId: String(contact), message: 'still here' });
+    await waitFor(() => (fake.sent.some((s) => s.text === 'still here') ? true : undefined), 15_000, 'the reply after the restart');
+  });
+});
