@@ -11,6 +11,12 @@ export const sendMessageInput = z
     messenger: z.string().optional().describe(`One of ${MESSENGERS.join(', ')}.`),
     message: z.string().optional().describe('1 to 10,000 characters after trimming.'),
     groupId: z.string().optional().describe('Only for replies to a group message.'),
+    split: z
+      .boolean()
+      .optional()
+      .describe(
+        'Optional. true: a message longer than the messenger’s display limit (signal 2000, simplex 8000, session 2000 characters) is delivered as numbered parts "(k/n) …", cut at word boundaries, in order. Without it such a message fails permanently.',
+      ),
   })
   .meta({ id: 'SendMessageInput' });
 

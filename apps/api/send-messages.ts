@@ -69,7 +69,7 @@ const acceptBatch = async (ctx: RelayContext, caller: Caller, byApp: ReadonlyMap
     const payload = bodyStrings(list.map((m) => ({ c: m.contactId, t: m.text, ...(m.groupId === undefined ? {} : { g: m.groupId }) })));
     bodies.push({ keyId: key.id, appId, sealed: ctx.sealer.seal(key.raw, bodiesBinding(batchId, key.id), payload) });
     changes.push(change);
-    for (const m of list) accepted.push({ messageId: m.messageId, appId, messenger: m.messenger, keyId: key.id });
+    for (const m of list) accepted.push(m.split ? { messageId: m.messageId, appId, messenger: m.messenger, keyId: key.id, split: true } : { messageId: m.messageId, appId, messenger: m.messenger, keyId: key.id });
   }
   const { credentialId, userId } = caller.credential;
   const result = await handleCommand(
@@ -81,6 +81,7 @@ const acceptBatch = async (ctx: RelayContext, caller: Caller, byApp: ReadonlyMap
     { newStream: true, keys: mergeKeyChanges(changes) },
   );
   if (!result.ok) throw new Error(result.error.message);
+  for (const change of changes) if (change.put) ctx.sealing.stored(change.put.map((key) => key.id));
 };
 
 /** One increment per messenger present in the batch. */

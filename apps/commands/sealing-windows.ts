@@ -21,6 +21,8 @@ interface Window {
   readonly key: DataKey;
   readonly openedAt: number;
   uses: number;
+  /** Whether an append that put the key has committed (only then may others require it). */
+  stored: boolean;
 }
 
 /**
@@ -34,6 +36,11 @@ interface Window {
  * did not take are released; the key is destroyed once every message it sealed is done. Each
  * payload stays bound to its own batch or message (the sealer's additional data), whatever key
  * seals it.
+ *
+ * Until the append that puts a window's key has committed (the caller says so: `stored`), other
+ * appends cannot require it: on PostgreSQL they run in transactions of their own, and a require
+ * that ran before the put committed would find no key. Such a take gets a one-off key of its own,
+ * reserving just its uses (milliseconds at the start of a window, under concurrent sends).
  *
  * A window whose key turned out gone (the append that was to put it failed, the retention ran
  * out, the app was deleted) is dropped by the caller and a new one opened. If a process dies with
@@ -64,17 +71,26 @@ export class SealingWindows {
     const at = now.getTime();
     const open = this.windows.get(scope);
     if (open && at - open.openedAt < this.lifetimeMs && open.uses + uses <= this.options.maxUses) {
+      if (!open.stored) {
+        const oneOff = this.sealer.newKey();
+        return { key: oneOff, change: { put: [{ id: oneOff.id, scope, subject, wrapped: oneOff.wrapped, uses, expiresAt: new Date(at + this.options.retentionMs) }] } };
+      }
       open.uses += uses;
       return { key: open.key, change: { require: [open.key.id] } };
     }
     if (open) this.end(scope, open);
     const key = this.sealer.newKey();
     const reserved = Math.max(this.options.maxUses, uses);
-    this.windows.set(scope, { key, openedAt: at, uses });
+    this.windows.set(scope, { key, openedAt: at, uses, stored: false });
     return {
       key,
       change: { put: [{ id: key.id, scope, subject, wrapped: key.wrapped, uses: reserved, expiresAt: new Date(at + this.options.retentionMs) }] },
     };
+  }
+
+  /** The appends that put these keys committed: their windows' keys may now be required by others. */
+  stored(keyIds: readonly string[]): void {
+    for (const window of this.windows.values()) if (!window.stored && keyIds.includes(window.key.id)) window.stored = true;
   }
 
   /** The keys could not be used (DataKeyGoneError): their windows are forgotten, the next take opens new ones. */

@@ -27,10 +27,23 @@ describe('sealing windows: a data key per app and period', () => {
     expect(first.change).toEqual({
       put: [{ id: first.key.id, scope: 'app_1', subject: 'sendbatch-b1', wrapped: first.key.wrapped, uses: 100, expiresAt: at(86_400_000) }],
     });
+    w.stored([first.key.id]);
     const second = w.take('app_1', 'sendbatch-b2', 2, at(10));
     expect(second.key.id).toBe(first.key.id);
     expect(second.change).toEqual({ require: [first.key.id] });
     expect(w.take('app_2', 'sendbatch-b2', 1, at(10)).key.id).not.toBe(first.key.id);
+  });
+
+  it('gives a take a one-off key, reserving just its uses, while the append that puts the window key has not committed', () => {
+    const w = windows();
+    const first = w.take('app_1', 'sendbatch-b1', 3, at(0));
+    const meanwhile = w.take('app_1', 'sendbatch-b2', 2, at(1));
+    expect(meanwhile.key.id).not.toBe(first.key.id);
+    expect(meanwhile.change).toEqual({
+      put: [{ id: meanwhile.key.id, scope: 'app_1', subject: 'sendbatch-b2', wrapped: meanwhile.key.wrapped, uses: 2, expiresAt: at(86_400_001) }],
+    });
+    w.stored([first.key.id]);
+    expect(w.take('app_1', 'sendbatch-b3', 1, at(2))).toEqual({ key: first.key, change: { require: [first.key.id] } });
   });
 
   it('opens a new window after its period or beyond its uses, releasing what the old one did not use', async () => {
@@ -51,6 +64,7 @@ describe('sealing windows: a data key per app and period', () => {
     const w = new SealingWindows(sealer, vault, { windowMs: 1000, maxUses: 100, retentionMs: 600 }, pino({ level: 'silent' }));
     open.push(w);
     const first = w.take('app_1', 's1', 1, at(0));
+    w.stored([first.key.id]);
     expect(w.take('app_1', 's2', 1, at(299)).key.id).toBe(first.key.id);
     expect(w.take('app_1', 's3', 1, at(300)).key.id).not.toBe(first.key.id);
   });

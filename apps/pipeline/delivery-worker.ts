@@ -14,6 +14,7 @@ import { handleCommand } from '../commands/handle-command.ts';
 import type { RelayMetrics } from '../boot/metrics.ts';
 import { isLegacyOutbound, type OutboundRecord } from './queue-records.ts';
 import type { BodyOpener } from './sealed-bodies.ts';
+import { deliverInParts } from './split-delivery.ts';
 import { DELIVERY_GROUP, deliveryTopics } from './topology.ts';
 
 
@@ -31,7 +32,7 @@ export interface DeliveryWorkerDeps {
 export const FORGOTTEN_BODY = 'Message body forgotten before delivery (retention or app deleted)';
 
 /** Hands one attempt to the connector of its messenger, unless its app-messenger cannot send or its body is gone. */
-const attempt = async (deps: DeliveryWorkerDeps, { message }: OutboundRecord, keys: ReadonlyMap<string, string>): Promise<AttemptOutcome> => {
+const attempt = async (deps: DeliveryWorkerDeps, { message }: OutboundRecord, keys: ReadonlyMap<string, string>, partsDone: number): Promise<AttemptOutcome> => {
   const app = deps.apps.app(message.appId);
   if (!app) return { ok: false, permanent: true, reason: 'App deleted' };
   if (app.settings.status !== 'active') return { ok: false, permanent: true, reason: 'App disabled' };
@@ -45,14 +46,16 @@ const attempt = async (deps: DeliveryWorkerDeps, { message }: OutboundRecord, ke
   // A store that cannot be read rejects here: the record is handed again later, no attempt is spent.
   const body = isLegacyOutbound(message) ? { c: message.contactId, t: message.text, ...(message.groupId !== undefined ? { g: message.groupId } : {}) } : await deps.bodies.open(message, keys.get(message.keyId), new Date());
   if (body === 'forgotten') return { ok: false, permanent: true, reason: FORGOTTEN_BODY };
+  const delivery = {
+    messageId: message.messageId,
+    from: appMessenger.address,
+    contactId: body.c,
+    text: body.t,
+    ...(body.g !== undefined ? { groupId: body.g } : {}),
+  };
+  if (!isLegacyOutbound(message) && message.split) return deliverInParts(connector, delivery, partsDone);
   try {
-    const outcome = await connector.deliver({
-      messageId: message.messageId,
-      from: appMessenger.address,
-      contactId: body.c,
-      text: body.t,
-      ...(body.g !== undefined ? { groupId: body.g } : {}),
-    });
+    const outcome = await connector.deliver(delivery);
     // A message of a Relay older than privacy at rest has no sealed body to retry from: one attempt.
     if (!outcome.ok && isLegacyOutbound(message)) return { ...outcome, permanent: true, reason: `${outcome.reason} (accepted before an upgrade: not retried)` };
     return outcome;
@@ -85,7 +88,7 @@ export const deliverRecord = async (deps: DeliveryWorkerDeps, value: OutboundRec
     deliveryDecider,
     async (state): Promise<RecordAttempt | undefined> => {
       if (state.finished || value.attempt <= state.attemptsRecorded) return undefined;
-      const outcome = await attempt(deps, value, keys);
+      const outcome = await attempt(deps, value, keys, state.partsDelivered);
       return { type: 'RecordAttempt', data: { message: ref, attempt: value.attempt, outcome, policy: deps.policy, now: new Date() } };
     },
     { actor: 'system:delivery', correlationId: ref.messageId },

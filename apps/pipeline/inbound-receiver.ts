@@ -59,10 +59,10 @@ export const receiveInbound = async (deps: InboundDeps, message: InboundFromCont
   const content = boundedText(message.text);
   const groupId = message.groupId?.trim() || undefined;
   const body: InboundBody = groupId === undefined ? { c: message.contactId, t: content } : { c: message.contactId, t: content, g: groupId };
-  const receive = () => {
+  const receive = async () => {
     const now = new Date();
     const { key, change } = deps.sealing.take(app.id, inboundStreamName(messageId), 1, now);
-    return handleCommand(
+    const appended = await handleCommand(
       store,
       inboundStreamName(messageId),
       inboundDecider,
@@ -85,6 +85,8 @@ export const receiveInbound = async (deps: InboundDeps, message: InboundFromCont
       // A message without the messenger's own id gets a fresh id: its stream cannot exist yet.
       { newStream: message.externalId === undefined, keys: change },
     );
+    if (appended.ok && appended.events.length > 0 && change.put) deps.sealing.stored(change.put.map((k) => k.id));
+    return appended;
   };
   let result: Awaited<ReturnType<typeof receive>>;
   try {

@@ -30,11 +30,11 @@ export const recordsFor = (event: RecordedEvent): OutgoingRecord[] => {
       }));
     }
     case 'DeliveryAttemptFailed': {
-      const { retry, messageId, appId, messenger, batchId, keyId } = e.data;
+      const { retry, messageId, appId, messenger, batchId, keyId, split } = e.data;
       if (!retry) return [];
       // An event of a Relay older than privacy at rest carries the message itself.
       const legacy = (retry as { message?: LegacyOutboundMessage }).message;
-      const message = legacy ?? ({ messageId, appId, messenger: messenger as OutboundRef['messenger'], batchId, keyId } satisfies OutboundRef);
+      const message = legacy ?? ({ messageId, appId, messenger: messenger as OutboundRef['messenger'], batchId, keyId, ...(split ? { split } : {}) } satisfies OutboundRef);
       return [
         {
           topic: topics.retry(e.data.attempt),

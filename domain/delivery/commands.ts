@@ -2,7 +2,9 @@ import type { OutboundRef } from '../send-batch/message.ts';
 import type { DeliveryPolicy } from './policy.ts';
 
 /** What the messenger's connector answered to one attempt. */
-export type AttemptOutcome = { ok: true } | { ok: false; permanent: boolean; reason: string };
+export type AttemptOutcome =
+  | { ok: true; parts?: number }
+  | { ok: false; permanent: boolean; reason: string; partsDelivered?: number };
 
 /** Record the outcome of attempt `attempt` to deliver a message. */
 export interface RecordAttempt {

@@ -8,6 +8,8 @@ export const deliveryStreamName = (messageId: string) => `outbound-${messageId}`
 export interface DeliveryState {
   attemptsRecorded: number;
   finished: boolean;
+  /** Of a split message, the parts already delivered by earlier attempts. */
+  partsDelivered: number;
 }
 
 export const decide = (command: DeliveryCommand, state: DeliveryState): Decision<DeliveryEvent> => {
@@ -17,8 +19,20 @@ export const decide = (command: DeliveryCommand, state: DeliveryState): Decision
   if (state.finished || attempt <= state.attemptsRecorded) return [];
   const at = now.toISOString();
   const { messageId, appId, messenger, batchId, keyId } = message;
-  if (outcome.ok) return [{ type: 'MessageDelivered', data: { messageId, appId, messenger, attempt, deliveredAt: at } }];
-  const failed = { messageId, appId, messenger, batchId, keyId, attempt, reason: outcome.reason, permanent: outcome.permanent, failedAt: at };
+  if (outcome.ok) return [{ type: 'MessageDelivered', data: { messageId, appId, messenger, attempt, deliveredAt: at, ...(outcome.parts !== undefined ? { parts: outcome.parts } : {}) } }];
+  const failed = {
+    messageId,
+    appId,
+    messenger,
+    batchId,
+    keyId,
+    attempt,
+    reason: outcome.reason,
+    permanent: outcome.permanent,
+    failedAt: at,
+    ...(message.split ? { split: true as const } : {}),
+    ...(outcome.partsDelivered ? { partsDelivered: outcome.partsDelivered } : {}),
+  };
   const last = outcome.permanent || attempt >= policy.maxAttempts;
   if (last) {
     return [
@@ -43,9 +57,9 @@ export const decide = (command: DeliveryCommand, state: DeliveryState): Decision
 export const evolve = (state: DeliveryState, event: DeliveryEvent): DeliveryState => {
   switch (event.type) {
     case 'MessageDelivered':
-      return { attemptsRecorded: event.data.attempt, finished: true };
+      return { ...state, attemptsRecorded: event.data.attempt, finished: true };
     case 'DeliveryAttemptFailed':
-      return { ...state, attemptsRecorded: event.data.attempt };
+      return { ...state, attemptsRecorded: event.data.attempt, partsDelivered: event.data.partsDelivered ?? state.partsDelivered };
     case 'MessageAbandoned':
       return { ...state, finished: true };
     default:
@@ -53,6 +67,6 @@ export const evolve = (state: DeliveryState, event: DeliveryEvent): DeliveryStat
   }
 };
 
-export const initialState = (): DeliveryState => ({ attemptsRecorded: 0, finished: false });
+export const initialState = (): DeliveryState => ({ attemptsRecorded: 0, finished: false, partsDelivered: 0 });
 
 export const deliveryDecider: Decider<DeliveryState, DeliveryCommand, DeliveryEvent> = { decide, evolve, initialState };

@@ -67,4 +67,26 @@ describe('delivery decider', () => {
       .when({ type: 'RecordAttempt', data: { message, attempt: 2, outcome: fail, policy, now } })
       .thenNothingHappens();
   });
+
+  it('a split message: a failure records the parts the messenger has, and its retry stays split', () => {
+    const split = { ...message, split: true as const };
+    spec
+      .given([])
+      .when({ type: 'RecordAttempt', data: { message: split, attempt: 1, outcome: { ok: false, permanent: false, reason: 'Part 2 of 3: network', partsDelivered: 1 }, policy, now } })
+      .then([
+        {
+          type: 'DeliveryAttemptFailed',
+          data: {
+            messageId: 'm1', appId: 'app_1', messenger: 'signal', batchId: 'b1', keyId: 'k1', attempt: 1, reason: 'Part 2 of 3: network', permanent: false, failedAt: at,
+            split: true, partsDelivered: 1, retry: { attempt: 2, dueAt: new Date(now.getTime() + retryDelayMs(policy, 1)).toISOString() },
+          },
+        },
+      ]);
+  });
+
+  it('a split message delivered says in how many parts', () =>
+    spec
+      .given([])
+      .when({ type: 'RecordAttempt', data: { message: { ...message, split: true }, attempt: 1, outcome: { ok: true, parts: 3 }, policy, now } })
+      .then([{ type: 'MessageDelivered', data: { messageId: 'm1', appId: 'app_1', messenger: 'signal', attempt: 1, deliveredAt: at, parts: 3 } }]));
 });

@@ -5,7 +5,11 @@
  * (delivered, abandoned) releases the message's use of its data key in the same transaction.
  */
 export type DeliveryEvent =
-  | { type: 'MessageDelivered'; data: { messageId: string; appId: string; messenger: string; attempt: number; deliveredAt: string } }
+  | {
+      type: 'MessageDelivered';
+      /** `parts`: how many numbered parts it went out as, when it was split. */
+      data: { messageId: string; appId: string; messenger: string; attempt: number; deliveredAt: string; parts?: number };
+    }
   | {
       type: 'DeliveryAttemptFailed';
       data: {
@@ -20,6 +24,10 @@ export type DeliveryEvent =
         failedAt: string;
         /** Present when another attempt follows: which, and when. */
         retry?: { attempt: number; dueAt: string };
+        /** A message to be split: its retries split it too. */
+        split?: true;
+        /** Of a split message, the parts the messenger has (the next attempt goes on from there). */
+        partsDelivered?: number;
       };
     }
   | {

@@ -8,6 +8,8 @@ export interface OutboundMessage {
   contactId: string;
   text: string;
   groupId?: string;
+  /** The client asked for numbered parts when the text is over the messenger's display limit. */
+  split?: true;
 }
 
 /** What the history and the queues say in clear of an accepted message: who, to which app, on which messenger. */
@@ -17,6 +19,8 @@ export interface AcceptedMessage {
   messenger: Messenger;
   /** The data key that seals its body (docs/privacy.md). */
   keyId: string;
+  /** Over the messenger's display limit, deliver numbered parts (the send item's `split`). */
+  split?: true;
 }
 
 export type { MessageBody } from '../shared/message-body.ts';

@@ -12,6 +12,8 @@ export interface SendMessageInput {
   messenger?: string;
   message?: string;
   groupId?: string;
+  /** Deliver a message over the messenger's display limit as numbered parts. */
+  split?: boolean;
 }
 
 export const SEND_ERRORS = {
@@ -70,6 +72,7 @@ export const validateSendItem = (item: SendMessageInput, keyAppIds: readonly str
       contactId: echo.contactId,
       text,
       ...(groupId ? { groupId } : {}),
+      ...(item.split === true ? { split: true as const } : {}),
     },
   };
 };

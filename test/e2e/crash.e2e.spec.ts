@@ -47,7 +47,7 @@ describe('crash safety', () => {
           })),
         },
       }).then((res) => {
-        expect(res.status).toBe(202);
+        expect(res.status, `${JSON.stringify(res.body)}\n${first.output()}`).toBe(202);
         accepted.push(...res.body.successfulMessages.map((m: { messageId: string }) => m.messageId));
       }),
     );

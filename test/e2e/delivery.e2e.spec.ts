@@ -21,7 +21,7 @@ const setup = async (env: Record<string, string> = {}) => {
   return { relay, account, app, key: secret };
 };
 
-const sendOne = async (relay: RelayProcess, key: string, message: Record<string, string>) => {
+const sendOne = async (relay: RelayProcess, key: string, message: Record<string, string | boolean>) => {
   const res = await api(relay, 'POST', '/messages/send', { key, body: { messages: [message] } });
   expect(res.status).toBe(202);
   return res.body.successfulMessages[0].messageId as string;
@@ -79,6 +79,26 @@ describe('outbound delivery through the simulator connector', () => {
     const events = await waitForEvent(relay, `outbound-${messageId}`, 'MessageDelivered');
     expect(events.map((e) => e.type)).toEqual(['MessageDelivered']);
     expect(events[0]!.metadata).toMatchObject({ actor: 'system:delivery', correlationId: messageId });
+  });
+
+  it('delivers a message over the display limit as numbered parts, in order, when the client asks for it', async () => {
+    const text = Array.from({ length: 600 }, (_, i) => `word${i}`).join(' '); // ~4,500 characters: 3 parts on Signal
+    const messageId = await sendOne(relay, key, { appId: app.appId, contactId: '+15550020', messenger: 'signal', message: text, split: true });
+    const events = await waitForEvent(relay, `outbound-${messageId}`, 'MessageDelivered');
+    expect(events.map((e) => [e.type, e.data.parts])).toEqual([['MessageDelivered', 3]]);
+    const parts = await attemptsOf(relay, messageId, 3);
+    expect(parts.map((p) => [p.ok, p.text.slice(0, 6), [...p.text].length <= 2000])).toEqual([
+      [true, '(1/3) ', true],
+      [true, '(2/3) ', true],
+      [true, '(3/3) ', true],
+    ]);
+    expect(parts.map((p) => p.text.slice(6)).join(' ')).toBe(text);
+    // Without split, the interface's rule stands: over the limit, the message fails for good.
+    const whole = await sendOne(relay, key, { appId: app.appId, contactId: '+15550020', messenger: 'signal', message: text });
+    const refused = await waitForEvent(relay, `outbound-${whole}`, 'MessageAbandoned');
+    expect(refused.at(-1)!.data.reason).toBe('Message exceeds the signal limit of 2000 characters');
+    const wrongType = await api(relay, 'POST', '/messages/send', { key, body: { messages: [{ appId: app.appId, contactId: '+15550020', messenger: 'signal', message: 'x', split: 'yes' }] } });
+    expect(wrongType).toMatchObject({ status: 400, body: { error: 'Invalid message at index 0: split must be a boolean' } });
   });
 
   it('retries transient failures after the configured backoff (base 300 ms, factor 4)', async () => {

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeSignalCli } from '../support/fake-signal-cli.ts';
-import { api, createAccount, createKey, dashboard, waitFor, type Account } from '../support/account-fixture.ts';
+import { api, createAccount, pollMessages, createKey, dashboard, waitFor, type Account } from '../support/account-fixture.ts';
 import { BOT, envelopeFrom, GROUP } from '../support/signal-fixture.ts';
 import { startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
 
@@ -30,16 +30,7 @@ describe.each(['http', 'tcp'] as const)('Signal on signal-cli over %s (fake daem
     await waitFor(() => (fake.listeners > 0 ? true : undefined), 10_000, 'Relay listening to the daemon');
   };
 
-  const pollAll = async (count: number) => {
-    const polled: any[] = [];
-    await waitFor(async () => {
-      const res = await api(relay, 'GET', '/messages/poll?limit=50', { key });
-      expect(res.status).toBe(200);
-      polled.push(...res.body.messages);
-      return polled.length >= count ? true : undefined;
-    }, 15_000, `${count} polled messages`);
-    return polled;
-  };
+  const pollAll = (count: number) => pollMessages(relay, key, count);
 
   const contactWrites = (contactId: string, text: string, groupId?: string) => {
     const timestamp = ++clock;

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeSimplexChat } from '../support/fake-simplex-chat.ts';
-import { api, createAccount, createApp, createKey, waitFor } from '../support/account-fixture.ts';
+import { api, createAccount, pollMessages, createApp, createKey, waitFor } from '../support/account-fixture.ts';
 import { startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
 
 describe('SimpleX on simplex-chat (fake daemon)', () => {
@@ -25,16 +25,7 @@ describe('SimpleX on simplex-chat (fake daemon)', () => {
     started.push(relay);
     await waitFor(() => (fake.listeners > 0 ? true : undefined), 10_000, 'Relay connected to simplex-chat');
   };
-  const pollAll = async (count: number) => {
-    const polled: any[] = [];
-    await waitFor(async () => {
-      const res = await api(relay, 'GET', '/messages/poll?limit=50', { key });
-      expect(res.status).toBe(200);
-      polled.push(...res.body.messages);
-      return polled.length >= count ? true : undefined;
-    }, 15_000, `${count} polled messages`);
-    return polled;
-  };
+  const pollAll = (count: number) => pollMessages(relay, key, count);
   const reply = async (message: Record<string, string>) => {
     const res = await api(relay, 'POST', '/messages/send', { key, body: { messages: [{ appId, messenger: 'simplex', ...message }] } });
     expect(res.status).toBe(202);

@@ -76,3 +76,19 @@ export const waitFor = async <T>(probe: () => Promise<T | undefined> | T | undef
     await new Promise((r) => setTimeout(r, 25));
   }
 };
+
+/** Polls with `key` until `count` messages came back in all (each poll must answer 200); returns them in order. */
+export const pollMessages = async (relay: RelayProcess, key: string, count: number, timeoutMs = 15_000): Promise<any[]> => {
+  const polled: any[] = [];
+  await waitFor(
+    async () => {
+      const res = await api(relay, 'GET', '/messages/poll?limit=50', { key });
+      expect(res.status).toBe(200);
+      polled.push(...res.body.messages);
+      return polled.length >= count ? true : undefined;
+    },
+    timeoutMs,
+    `${count} polled messages`,
+  );
+  return polled;
+};

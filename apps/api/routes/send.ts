@@ -19,7 +19,8 @@ export const SEND_BATCH_ERRORS = {
 const shapeError = (instancePath: string | undefined): string => {
   const [, field, index, key] = (instancePath ?? '').split('/');
   if (field !== 'messages' || index === undefined) return SEND_BATCH_ERRORS.notAnObject;
-  return key === undefined ? `Invalid message at index ${index}: must be an object` : `Invalid message at index ${index}: ${key} must be a string`;
+  if (key === undefined) return `Invalid message at index ${index}: must be an object`;
+  return `Invalid message at index ${index}: ${key} must be ${key === 'split' ? 'a boolean' : 'a string'}`;
 };
 
 export const sendRoute =
