@@ -72,16 +72,22 @@ const acceptBatch = async (ctx: RelayContext, caller: Caller, byApp: ReadonlyMap
     for (const m of list) accepted.push(m.split ? { messageId: m.messageId, appId, messenger: m.messenger, keyId: key.id, split: true } : { messageId: m.messageId, appId, messenger: m.messenger, keyId: key.id });
   }
   const { credentialId, userId } = caller.credential;
-  const result = await handleCommand(
-    ctx.store,
-    sendBatchStreamName(batchId),
-    sendBatchDecider,
-    { type: 'AcceptMessages', data: { batchId, credentialId, userId, messages: accepted, bodies, now } },
-    { actor: `credential:${credentialId}`, correlationId: batchId },
-    { newStream: true, keys: mergeKeyChanges(changes) },
-  );
-  if (!result.ok) throw new Error(result.error.message);
-  for (const change of changes) if (change.put) ctx.sealing.stored(change.put.map((key) => key.id));
+  const keys = mergeKeyChanges(changes);
+  let written = false;
+  try {
+    const result = await handleCommand(
+      ctx.store,
+      sendBatchStreamName(batchId),
+      sendBatchDecider,
+      { type: 'AcceptMessages', data: { batchId, credentialId, userId, messages: accepted, bodies, now } },
+      { actor: `credential:${credentialId}`, correlationId: batchId },
+      { newStream: true, keys },
+    );
+    if (!result.ok) throw new Error(result.error.message);
+    written = true;
+  } finally {
+    ctx.sealing.settled(keys, written);
+  }
 };
 
 /** One increment per messenger present in the batch. */

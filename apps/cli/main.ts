@@ -16,6 +16,7 @@ import { parseMessenger, simulateInbound } from './commands/simulate.ts';
 import { bindSignalAccount } from './commands/signal-bind.ts';
 import { linkSignalAccount } from './commands/signal-link.ts';
 import { signalRpcOf } from '../boot/connectors.ts';
+import type { SignalRpc } from '../../infra/messenger/signal/signal-rpc.ts';
 import { RUNNING_FROM } from '../boot/running-from.ts';
 
 // Everything relay creates (stores, their -wal and -shm files, snapshots, the secret key) is its owner's only.
@@ -117,6 +118,19 @@ withConfigOptions(
 );
 
 const signal = program.command('signal').description('Signal identities on signal-cli (SIGNAL_CLI_URL)');
+
+/** Runs `work` with the stores and a connection to the configured signal-cli daemon, closed after. */
+const withSignalDaemon = (options: Record<string, unknown>, command: string, work: (ctx: RelayContext, rpc: SignalRpc) => Promise<void>) =>
+  withContext(options, async (ctx) => {
+    if (!ctx.config.SIGNAL_CLI_URL) throw new Error(`relay signal ${command} needs SIGNAL_CLI_URL: the signal-cli daemon`);
+    const rpc = signalRpcOf(ctx.config, ctx.log);
+    try {
+      await work(ctx, rpc);
+    } finally {
+      await rpc.close();
+    }
+  });
+
 withConfigOptions(
   signal
     .command('bind')
@@ -124,19 +138,13 @@ withConfigOptions(
     .requiredOption('--app-messenger <id>', 'the app-messenger (its id, not the app id)')
     .requiredOption('--account <account>', 'the account on the daemon: its E.164 number, or its ACI'),
 ).action((options: Record<string, unknown>) =>
-  withContext(options, async (ctx) => {
-    if (!ctx.config.SIGNAL_CLI_URL) throw new Error('relay signal bind needs SIGNAL_CLI_URL: the signal-cli daemon the account is on');
-    const rpc = signalRpcOf(ctx.config, ctx.log);
-    try {
-      const outcome = await bindSignalAccount(
-        { store: ctx.store, apps: ctx.models.apps, rpc },
-        { appMessengerId: String(options.appMessenger), account: String(options.account), now: new Date() },
-      );
-      if (!outcome.ok) throw new Error(outcome.reason);
-      process.stdout.write(outcome.bound === 'now' ? 'bound\n' : 'already bound\n');
-    } finally {
-      await rpc.close();
-    }
+  withSignalDaemon(options, 'bind', async (ctx, rpc) => {
+    const outcome = await bindSignalAccount(
+      { store: ctx.store, apps: ctx.models.apps, rpc },
+      { appMessengerId: String(options.appMessenger), account: String(options.account), now: new Date() },
+    );
+    if (!outcome.ok) throw new Error(outcome.reason);
+    process.stdout.write(outcome.bound === 'now' ? 'bound\n' : 'already bound\n');
   }),
 );
 
@@ -147,24 +155,18 @@ withConfigOptions(
     .requiredOption('--app-messenger <id>', 'the app-messenger (its id, not the app id)')
     .option('--device-name <name>', 'the name the phone shows for the linked device', 'Relay')
     .option('--timeout <seconds>', 'how long to wait for the phone', '180'),
-).action((options: Record<string, unknown>) =>
-  withContext(options, async (ctx) => {
-    if (!ctx.config.SIGNAL_CLI_URL) throw new Error('relay signal link needs SIGNAL_CLI_URL: the signal-cli daemon to link');
-    const seconds = Number(options.timeout);
-    if (!Number.isInteger(seconds) || seconds < 1) throw new Error(`--timeout must be a positive number of seconds, got ${String(options.timeout)}`);
-    const rpc = signalRpcOf(ctx.config, ctx.log);
-    try {
-      const outcome = await linkSignalAccount(
-        { store: ctx.store, apps: ctx.models.apps, rpc, show: (instructions) => process.stdout.write(instructions) },
-        { appMessengerId: String(options.appMessenger), deviceName: String(options.deviceName), timeoutMs: seconds * 1000, now: () => new Date() },
-      );
-      if (!outcome.ok) throw new Error(outcome.reason);
-      process.stdout.write(`linked ${outcome.account}: bound\n`);
-    } finally {
-      await rpc.close();
-    }
-  }),
-);
+).action((options: Record<string, unknown>) => {
+  const seconds = Number(options.timeout);
+  if (!Number.isInteger(seconds) || seconds < 1) throw new Error(`--timeout must be a positive number of seconds, got ${String(options.timeout)}`);
+  return withSignalDaemon(options, 'link', async (ctx, rpc) => {
+    const outcome = await linkSignalAccount(
+      { store: ctx.store, apps: ctx.models.apps, rpc, show: (instructions) => process.stdout.write(instructions) },
+      { appMessengerId: String(options.appMessenger), deviceName: String(options.deviceName), timeoutMs: seconds * 1000, now: () => new Date() },
+    );
+    if (!outcome.ok) throw new Error(outcome.reason);
+    process.stdout.write(`linked ${outcome.account}: bound\n`);
+  });
+});
 
 const simulate = program.command('simulate').description('drive the simulator connector');
 withConfigOptions(

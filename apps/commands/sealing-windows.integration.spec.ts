@@ -34,7 +34,7 @@ describe('sealing windows on PostgreSQL', () => {
     // The second append commits first, as a concurrent send may.
     await store.appendToStream('sendbatch-b2', [{ type: 'Test', data: {} }], { keys: second.change });
     await store.appendToStream('sendbatch-b1', [{ type: 'Test', data: {} }], { keys: first.change });
-    windows.stored(first.change.put!.map((k) => k.id));
+    windows.settled(first.change, true);
     const third = windows.take('app_1', 'sendbatch-b3', 1, now);
     expect(third.change).toEqual({ require: [first.key.id] });
     await store.appendToStream('sendbatch-b3', [{ type: 'Test', data: {} }], { keys: third.change });

@@ -37,7 +37,7 @@ interface Window {
  * payload stays bound to its own batch or message (the sealer's additional data), whatever key
  * seals it.
  *
- * Until the append that puts a window's key has committed (the caller says so: `stored`), other
+ * Until the append that puts a window's key has committed (the caller says so: `settled`), other
  * appends cannot require it: on PostgreSQL they run in transactions of their own, and a require
  * that ran before the put committed would find no key. Such a take gets a one-off key of its own,
  * reserving just its uses (milliseconds at the start of a window, under concurrent sends).
@@ -88,9 +88,16 @@ export class SealingWindows {
     };
   }
 
-  /** The appends that put these keys committed: their windows' keys may now be required by others. */
-  stored(keyIds: readonly string[]): void {
-    for (const window of this.windows.values()) if (!window.stored && keyIds.includes(window.key.id)) window.stored = true;
+  /**
+   * The append that carried `change` is over: when it was written, the keys it put may now be
+   * required by others; when it was not (it failed, or had nothing to append), their windows are
+   * forgotten, since those keys do not exist.
+   */
+  settled(change: KeyChanges, written: boolean): void {
+    if (!change.put) return;
+    const ids = change.put.map((key) => key.id);
+    if (!written) return this.drop(ids);
+    for (const window of this.windows.values()) if (!window.stored && ids.includes(window.key.id)) window.stored = true;
   }
 
   /** The keys could not be used (DataKeyGoneError): their windows are forgotten, the next take opens new ones. */

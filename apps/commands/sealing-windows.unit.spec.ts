@@ -27,7 +27,7 @@ describe('sealing windows: a data key per app and period', () => {
     expect(first.change).toEqual({
       put: [{ id: first.key.id, scope: 'app_1', subject: 'sendbatch-b1', wrapped: first.key.wrapped, uses: 100, expiresAt: at(86_400_000) }],
     });
-    w.stored([first.key.id]);
+    w.settled(first.change, true);
     const second = w.take('app_1', 'sendbatch-b2', 2, at(10));
     expect(second.key.id).toBe(first.key.id);
     expect(second.change).toEqual({ require: [first.key.id] });
@@ -42,7 +42,7 @@ describe('sealing windows: a data key per app and period', () => {
     expect(meanwhile.change).toEqual({
       put: [{ id: meanwhile.key.id, scope: 'app_1', subject: 'sendbatch-b2', wrapped: meanwhile.key.wrapped, uses: 2, expiresAt: at(86_400_001) }],
     });
-    w.stored([first.key.id]);
+    w.settled(first.change, true);
     expect(w.take('app_1', 'sendbatch-b3', 1, at(2))).toEqual({ key: first.key, change: { require: [first.key.id] } });
   });
 
@@ -60,11 +60,23 @@ describe('sealing windows: a data key per app and period', () => {
     expect(released).toEqual([[{ id: first.key.id, uses: 2 }], [{ id: afterPeriod.key.id, uses: 4 }]]);
   });
 
+  it('forgets a window whose key the append did not store (it failed, or appended nothing), without releasing it', async () => {
+    const w = windows();
+    const first = w.take('app_1', 's1', 1, at(0));
+    w.settled(first.change, false);
+    const next = w.take('app_1', 's2', 1, at(1));
+    expect(next.key.id).not.toBe(first.key.id);
+    expect(next.change.put).toHaveLength(1);
+    w.settled(next.change, true);
+    await w.close();
+    expect(released).toEqual([[{ id: next.key.id, uses: 99 }]]);
+  });
+
   it('lives no longer than half the retention', () => {
     const w = new SealingWindows(sealer, vault, { windowMs: 1000, maxUses: 100, retentionMs: 600 }, pino({ level: 'silent' }));
     open.push(w);
     const first = w.take('app_1', 's1', 1, at(0));
-    w.stored([first.key.id]);
+    w.settled(first.change, true);
     expect(w.take('app_1', 's2', 1, at(299)).key.id).toBe(first.key.id);
     expect(w.take('app_1', 's3', 1, at(300)).key.id).not.toBe(first.key.id);
   });

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { inboundDecider, inboundStreamName } from '../../domain/inbound/decider.ts';
-import { inboundBinding, type InboundBody } from '../../domain/inbound/events.ts';
+import { inboundBinding, type InboundBody, type InboundEvent } from '../../domain/inbound/events.ts';
 import { bodyStrings } from '../../domain/shared/message-body.ts';
 import { characterCount } from '../../domain/shared/text.ts';
 import type { MessageSealer } from '../../infra/crypto/message-sealer.ts';
@@ -9,7 +9,7 @@ import { newId } from '../../infra/ids/new-id.ts';
 import type { InboundFromContact } from '../../infra/messenger/port.ts';
 import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
 import type { RelayContext } from '../boot/context.ts';
-import { handleCommand } from '../commands/handle-command.ts';
+import { handleCommand, type HandleResult } from '../commands/handle-command.ts';
 import type { SealingWindows } from '../commands/sealing-windows.ts';
 
 export type ReceiveResult =
@@ -62,30 +62,35 @@ export const receiveInbound = async (deps: InboundDeps, message: InboundFromCont
   const receive = async () => {
     const now = new Date();
     const { key, change } = deps.sealing.take(app.id, inboundStreamName(messageId), 1, now);
-    const appended = await handleCommand(
-      store,
-      inboundStreamName(messageId),
-      inboundDecider,
-      {
-        type: 'ReceiveMessage',
-        data: {
-          messageId,
-          appId: app.id,
-          appMessengerId: appMessenger.id,
-          messenger: message.messenger,
-          content,
-          ...(groupId !== undefined ? { groupId } : {}),
-          keyId: key.id,
-          sealed: sealer.seal(key.raw, inboundBinding(messageId), bodyStrings([body])),
-          ...(message.timestamp !== undefined ? { timestamp: message.timestamp } : {}),
-          now,
+    let appended: HandleResult<InboundEvent> | undefined;
+    try {
+      appended = await handleCommand(
+        store,
+        inboundStreamName(messageId),
+        inboundDecider,
+        {
+          type: 'ReceiveMessage',
+          data: {
+            messageId,
+            appId: app.id,
+            appMessengerId: appMessenger.id,
+            messenger: message.messenger,
+            content,
+            ...(groupId !== undefined ? { groupId } : {}),
+            keyId: key.id,
+            sealed: sealer.seal(key.raw, inboundBinding(messageId), bodyStrings([body])),
+            ...(message.timestamp !== undefined ? { timestamp: message.timestamp } : {}),
+            now,
+          },
         },
-      },
-      { actor: 'system:gateway', correlationId: messageId },
-      // A message without the messenger's own id gets a fresh id: its stream cannot exist yet.
-      { newStream: message.externalId === undefined, keys: change },
-    );
-    if (appended.ok && appended.events.length > 0 && change.put) deps.sealing.stored(change.put.map((k) => k.id));
+        { actor: 'system:gateway', correlationId: messageId },
+        // A message without the messenger's own id gets a fresh id: its stream cannot exist yet.
+        { newStream: message.externalId === undefined, keys: change },
+      );
+    } finally {
+      // A duplicate appends nothing: its key was not stored either.
+      deps.sealing.settled(change, appended?.ok === true && appended.events.length > 0);
+    }
     return appended;
   };
   let result: Awaited<ReturnType<typeof receive>>;

@@ -10,10 +10,16 @@ import type { Messenger } from './port.ts';
  * gives as the sender of a contact who hides their number, so that a reply can use the inbound
  * message's own contactId.
  */
-const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
+/** A Signal account's number (E.164). */
+export const SIGNAL_NUMBER = /^\+[1-9]\d{6,14}$/;
+/** A Signal account's ACI: the identity of an account without a (visible) number. */
+export const SIGNAL_ACI = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+const SIGNAL_USERNAME = /^[A-Za-z][A-Za-z0-9_]{2,31}\.\d{2,9}$/;
+const anyOf = (...patterns: RegExp[]) => new RegExp(patterns.map((p) => `(?:${p.source})`).join('|'));
+
 const FORMATS: Record<Messenger, { pattern: RegExp; description: string; maxLength: number }> = {
   signal: {
-    pattern: new RegExp(`^(\\+[1-9]\\d{6,14}|[A-Za-z][A-Za-z0-9_]{2,31}\\.\\d{2,9}|${UUID})$`),
+    pattern: anyOf(SIGNAL_NUMBER, SIGNAL_USERNAME, SIGNAL_ACI),
     description: 'an E.164 phone number or a registered username',
     maxLength: 2000,
   },

@@ -5,15 +5,13 @@
  */
 import { appDecider, appStreamName } from '../../../domain/app/decider.ts';
 import type { EventStore } from '../../../infra/event-store/port.ts';
+import { SIGNAL_ACI, SIGNAL_NUMBER } from '../../../infra/messenger/messenger-rules.ts';
 import { identitiesOfAccounts } from '../../../infra/messenger/signal/accounts.ts';
 import type { SignalRpc } from '../../../infra/messenger/signal/signal-rpc.ts';
 import type { AppsProjection } from '../../../projections/apps/apps-projection.ts';
 import { handleCommand } from '../../commands/handle-command.ts';
 
 export type BindOutcome = { readonly ok: true; readonly bound: 'now' | 'already' } | { readonly ok: false; readonly reason: string };
-
-const E164 = /^\+[1-9]\d{6,14}$/;
-const ACI = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 /** Why this app-messenger cannot take a new Signal identity, or undefined when it can. */
 export const refusalToBind = (apps: AppsProjection, appMessengerId: string): string | undefined => {
@@ -29,7 +27,7 @@ export const bindSignalAccount = async (
   request: { readonly appMessengerId: string; readonly account: string; readonly now: Date },
 ): Promise<BindOutcome> => {
   const { appMessengerId, account } = request;
-  if (!E164.test(account) && !ACI.test(account)) return { ok: false, reason: 'The account must be an E.164 number (+15551234567) or, for an account without a number, its ACI' };
+  if (!SIGNAL_NUMBER.test(account) && !SIGNAL_ACI.test(account)) return { ok: false, reason: 'The account must be an E.164 number (+15551234567) or, for an account without a number, its ACI' };
   const appMessenger = deps.apps.appMessenger(appMessengerId);
   if (appMessenger?.messenger === 'signal' && appMessenger.address === account) return { ok: true, bound: 'already' };
   const refusal = refusalToBind(deps.apps, appMessengerId);

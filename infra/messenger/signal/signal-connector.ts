@@ -9,17 +9,16 @@
  * before the gateway recorded it (milliseconds; docs/messengers.md).
  */
 import { InboundHandoff } from '../inbound-handoff.ts';
-import { rejectionOf } from '../messenger-rules.ts';
+import { rejectionOf, SIGNAL_ACI, SIGNAL_NUMBER } from '../messenger-rules.ts';
 import type { DaemonHealth, DeliveryResult, InboundFromContact, MessengerConnector, OutboundDelivery } from '../port.ts';
 import { identitiesOfAccounts } from './accounts.ts';
 import { readEnvelope } from './envelopes.ts';
 import { outcomeOfDaemonError, outcomeOfSend } from './send-outcome.ts';
 import { SignalDaemonError, SignalDaemonUnavailableError, type ChannelState, type SignalRpc } from './signal-rpc.ts';
 
-const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 /** signal-cli's recipient forms: a number or an ACI as they are, a username prefixed `u:`. */
-export const recipientOf = (contactId: string): string => (contactId.startsWith('+') || UUID.test(contactId) ? contactId : `u:${contactId}`);
+export const recipientOf = (contactId: string): string => (SIGNAL_NUMBER.test(contactId) || SIGNAL_ACI.test(contactId) ? contactId : `u:${contactId}`);
 
 /** How long a health check waits for the daemon. */
 const HEALTH_TIMEOUT_MS = 5_000;

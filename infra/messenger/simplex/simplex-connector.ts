@@ -94,13 +94,14 @@ export class SimplexConnector implements MessengerConnector {
     }
   }
 
-  /** `/users`: simplex-chat answers, and these are the addresses of its users that have one. */
+  /** `/users`: simplex-chat answers, and these are the addresses of its users that have one (each learnt once). */
   async checkHealth(): Promise<DaemonHealth> {
     try {
       const users = await this.users();
       const addresses = new Set<string>();
       for (const user of users) {
-        const address = await this.addressOf(user.userId, false).catch(() => undefined);
+        // A user's address is asked for once; the round only asks which users there are.
+        const address = this.addressOfUser.get(user.userId) ?? (await this.addressOf(user.userId, false).catch(() => undefined));
         if (address) addresses.add(address);
       }
       return { reachable: true, identities: addresses };
