@@ -1,5 +1,6 @@
 import { AppsProjection } from './apps/apps-projection.ts';
 import { CredentialsProjection } from './credentials/credentials-projection.ts';
+import { GroupsProjection } from './groups/groups-projection.ts';
 import type { Projection } from './projection.ts';
 import { UsersProjection } from './users/users-projection.ts';
 
@@ -8,6 +9,7 @@ export interface ReadModels {
   readonly users: UsersProjection;
   readonly apps: AppsProjection;
   readonly credentials: CredentialsProjection;
+  readonly groups: GroupsProjection;
   readonly all: readonly Projection[];
 }
 
@@ -15,5 +17,6 @@ export const createReadModels = (): ReadModels => {
   const users = new UsersProjection();
   const apps = new AppsProjection();
   const credentials = new CredentialsProjection();
-  return { users, apps, credentials, all: [users, apps, credentials] };
+  const groups = new GroupsProjection();
+  return { users, apps, credentials, groups, all: [users, apps, credentials, groups] };
 };

@@ -7,6 +7,7 @@ import { appMessengerRoutes } from './routes/app-messengers.ts';
 import { appRoutes } from './routes/apps.ts';
 import { configurationRoutes } from './routes/configuration.ts';
 import { credentialRoutes } from './routes/credentials.ts';
+import { groupRoutes } from './routes/groups.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { userRoutes } from './routes/user.ts';
 import { zodValidatorCompiler } from './validation.ts';
@@ -44,6 +45,7 @@ export const buildAccountApp = async (ctx: RelayContext): Promise<FastifyInstanc
       await scoped.register(appMessengerRoutes(ctx));
       await scoped.register(credentialRoutes(ctx));
       await scoped.register(configurationRoutes(ctx));
+      await scoped.register(groupRoutes(ctx));
     },
     { prefix: ACCOUNT_PREFIX },
   );

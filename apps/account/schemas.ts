@@ -70,3 +70,15 @@ export const createCredentialBody = (policy: WebhookUrlPolicy) =>
   });
 
 export const logoutBody = z.object({ all: z.boolean({ error: 'Invalid all. Must be true or false' }).optional() });
+
+/** The group routes: the app-messenger whose group it is, and for a change the contact it concerns. */
+export const groupQuery = z.object({ appMessengerId: id('Missing required field: appMessengerId') });
+
+export const groupChangeBody = z.object({
+  appMessengerId: id('Missing required field: appMessengerId'),
+  contactId: z
+    .string({ error: (issue) => (issue.input === undefined ? undefined : 'Invalid contactId') })
+    .trim()
+    .min(1, 'Missing required field: contactId')
+    .superRefine(boundedText('ContactId', TEXT_LIMITS.contactId, true)),
+});

@@ -38,6 +38,10 @@ export const configSchema = z.object({
   BODY_SHRED_INTERVAL_MS: integer(1000, 10),
   /** How often each messenger daemon is asked whether it answers and which accounts it has. */
   MESSENGER_HEALTH_INTERVAL_MS: integer(10_000, 50),
+  /** How often the member list of every app-messenger's group is read from its messenger. */
+  GROUP_SYNC_INTERVAL_MS: integer(60_000, 50),
+  /** How long a group route waits for the messenger's answer before it answers 202 (the change goes on). */
+  GROUP_CHANGE_WAIT_MS: integer(5000, 0),
   DASHBOARD_BACKEND_URL: optionalUrl,
   DASHBOARD_TIMEOUT_MS: integer(8000, 1),
   SESSION_TTL_HOURS: integer(24 * 30, 1),

@@ -10,6 +10,7 @@ import { createReadModels } from '../../projections/read-models.ts';
 import { startDeliveryWorker } from '../pipeline/delivery-worker.ts';
 import { startEventTopicsPublisher } from '../pipeline/event-topics-publisher.ts';
 import { startQueuePublisher } from '../pipeline/queue-publisher.ts';
+import { startGroupAdministrator } from '../pipeline/group-administrator.ts';
 import { startIdentityProvisioner } from '../pipeline/identity-provisioner.ts';
 import { startBodyShredder, type BodyShredder } from '../pipeline/body-shredder.ts';
 import { inboundDepsOf, receiveInbound } from '../pipeline/inbound-receiver.ts';
@@ -173,6 +174,17 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
     if (parts.delivery || parts.gateway) connectors = openConnectors(config, ctx.log);
     if (parts.gateway) {
       subscriptions.push(await startIdentityProvisioner(ctx.store, connectors!.byMessenger, ctx.log));
+      subscriptions.push(
+        await startGroupAdministrator({
+          store: ctx.store,
+          sealer: ctx.sealer,
+          apps: ctx.models.apps,
+          groups: ctx.models.groups,
+          connectors: connectors!.byMessenger,
+          log: ctx.log,
+          syncIntervalMs: config.GROUP_SYNC_INTERVAL_MS,
+        }),
+      );
       health = startMessengerHealthMonitor({
         store: ctx.store,
         apps: ctx.models.apps,

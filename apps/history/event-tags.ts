@@ -19,6 +19,8 @@ export const tagsOf = (event: { readonly streamName: string; readonly type: stri
       return [appTag(event.streamName.slice('app-'.length))];
     case 'outbound':
     case 'inbound':
+    // Groups (issue 14) came after TAGS_VERSION 2 with no history before them: no retagging needed.
+    case 'group':
       return typeof data.appId === 'string' ? [appTag(data.appId)] : [];
     case 'shred': {
       const keys = Array.isArray(data.keys) ? (data.keys as Array<{ appId?: unknown }>) : [];

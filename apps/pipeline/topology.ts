@@ -37,6 +37,8 @@ export const checkpoints = {
   eventTopics: 'event-topics',
   /** The identity provisioner: new app-messengers → bot identities. */
   identityProvisioner: 'provisioner',
+  /** The group administrator: group requests → the messengers' groups. */
+  groupAdministrator: 'groups',
 } as const;
 
 /** The events the queue publisher reads (its checkpoint moves only over these). */

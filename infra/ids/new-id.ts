@@ -16,6 +16,7 @@ export const newId = {
   credential: () => `cred_${hex(12)}`,
   batch: () => uuidV7(),
   session: () => randomUUID(),
+  groupRequest: () => `grq_${hex(12)}`,
   /** 32-character hex, the interface's message id format (a UUIDv7 without its dashes). */
   message: uuidV7Hex,
 };

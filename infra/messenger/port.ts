@@ -43,8 +43,49 @@ export type DaemonHealth =
       readonly identities?: ReadonlySet<string>;
     };
 
+/** A member's standing in a group the bot administers. The bot itself is not listed. */
+export type GroupRole = 'admin' | 'member';
+
+export interface GroupMember {
+  /** In the messenger's contact id format, as inbound messages give it (a reply may reuse it). */
+  readonly contactId: string;
+  readonly role: GroupRole;
+  /** `invited`: asked to join (SimpleX invitations, Signal's pending members), not in yet. */
+  readonly status: 'joined' | 'invited';
+}
+
+/**
+ * The groups a bot identity administers, on connectors whose messenger has them. Every method
+ * throws `GroupOperationError` when the messenger refuses (its reason never holds a contact id)
+ * and `UnavailableError` when the daemon cannot be reached (the caller retries later).
+ */
+export interface GroupAdministration {
+  /** Creates a group owned by the bot identity `from`, named `name`; returns its id. */
+  createGroup(from: string, name: string): Promise<string>;
+  /** Adds (or, where the messenger only invites, invites) a contact; a member already in is no error. */
+  addMember(from: string, groupId: string, contactId: string): Promise<void>;
+  removeMember(from: string, groupId: string, contactId: string): Promise<void>;
+  setRole(from: string, groupId: string, contactId: string, role: GroupRole): Promise<void>;
+  /** The group's invite link, turned on if it was not. */
+  inviteLink(from: string, groupId: string): Promise<string>;
+  members(from: string, groupId: string): Promise<GroupMember[]>;
+}
+
+/** The messenger refused a group operation. `permanent: false`: it may work if tried again. */
+export class GroupOperationError extends Error {
+  override readonly name = 'GroupOperationError';
+  constructor(
+    message: string,
+    readonly permanent = true,
+  ) {
+    super(message);
+  }
+}
+
 export interface MessengerConnector {
   readonly messenger: Messenger;
+  /** The groups its bot identities administer, when the connector can. */
+  readonly groups?: GroupAdministration;
   /**
    * Creates (or finds) the bot identity of an app-messenger and returns its address. A connector
    * without it has identities an operator binds (a Signal account registered or linked on the

@@ -109,6 +109,7 @@ describe('relay projections rebuild', () => {
       { name: 'users', equal: true, live: { users: 1, sessions: 1 }, rebuilt: { users: 1, sessions: 1 }, missingInLive: none, extraInLive: none, different: none },
       { name: 'apps', equal: true, live: { apps: 2 }, rebuilt: { apps: 2 }, missingInLive: none, extraInLive: none, different: none },
       { name: 'credentials', equal: true, live: { credentials: 3 }, rebuilt: { credentials: 3 }, missingInLive: none, extraInLive: none, different: none },
+      { name: 'groups', equal: true, live: { groups: 0 }, rebuilt: { groups: 0 }, missingInLive: none, extraInLive: none, different: none },
     ];
     const first = await rebuild(relay);
     expect(first.code, first.stderr).toBe(0);
@@ -134,6 +135,7 @@ describe('relay projections rebuild', () => {
       equalModels[0],
       { ...equalModels[1], equal: false, different: { count: 1, items: [{ id: billing.appId, fields: ['settings.name'] }] } },
       { ...equalModels[2], equal: false, live: { credentials: 2 }, missingInLive: { count: 1, items: [header.credentialId] } },
+      equalModels[3],
     ]);
 
     const readable = await relay.cli(['projections', 'rebuild']);
@@ -142,6 +144,7 @@ describe('relay projections rebuild', () => {
       'users: equal (1 user, 1 session)',
       `apps: DIFFERENT — 1 different: ${billing.appId} (settings.name) [live: 2 apps; rebuilt: 2 apps]`,
       `credentials: DIFFERENT — 1 missing in live: ${header.credentialId} [live: 2 credentials; rebuilt: 3 credentials]`,
+      'groups: equal (0 groups)',
     ]);
 
     // --replace reports what it found, then writes the rebuilt read models at the last event of their categories.

@@ -57,6 +57,7 @@ describe('relay projections rebuild', () => {
       'users: DIFFERENT — 1 different: users/u1 (name) [live: 2 users, 0 sessions; rebuilt: 2 users, 0 sessions]',
       'apps: equal (0 apps)',
       'credentials: equal (0 credentials)',
+      'groups: equal (0 groups)',
     ]);
 
     const replaced = await rebuildProjections(store, models, file, { replace: true });
@@ -71,6 +72,7 @@ describe('relay projections rebuild', () => {
       'users: equal (2 users, 0 sessions)',
       'apps: equal (0 apps)',
       'credentials: equal (0 credentials)',
+      'groups: equal (0 groups)',
     ]);
     await store.close();
   });

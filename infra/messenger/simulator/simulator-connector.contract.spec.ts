@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { groupAdministrationContract } from '../../../test/contracts/group-administration.contract.ts';
 import { messengerConnectorContract } from '../../../test/contracts/messenger-connector.contract.ts';
 import { MESSENGERS } from '../../../domain/shared/messengers.ts';
 import { SimulatorConnector, simulatedAddress } from './simulator-connector.ts';
@@ -32,6 +33,27 @@ for (const messenger of MESSENGERS) {
           .filter((d) => d.ok)
           .map((d) => ({ from: d.from, ...(d.groupId === null ? { contactId: d.contactId } : { groupId: d.groupId }), text: d.text })),
       contactWrites: (message) => connector.inject({ to: from, ...message }),
+      teardown: async () => {
+        await connector.close();
+        store.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  });
+}
+
+for (const messenger of MESSENGERS) {
+  groupAdministrationContract(`simulator (${messenger})`, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-simulator-groups-'));
+    const store = new SimulatorStore(dir);
+    const connector = new SimulatorConnector(messenger, store);
+    return {
+      groups: connector.groups,
+      messenger,
+      from: simulatedAddress(messenger, 'contract-app-messenger'),
+      contacts: CONTACTS[messenger],
+      addedStatus: 'joined',
+      inviteLinks: messenger !== 'session',
       teardown: async () => {
         await connector.close();
         store.close();

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { DeliveryResult, InboundFromContact, Messenger, MessengerConnector, OutboundDelivery } from '../port.ts';
+import type { DeliveryResult, GroupAdministration, InboundFromContact, Messenger, MessengerConnector, OutboundDelivery } from '../port.ts';
+import { SimulatorGroups } from './simulator-groups.ts';
 import { rejectionOf } from '../messenger-rules.ts';
 import type { SimulatorStore } from './simulator-store.ts';
 
@@ -29,11 +30,14 @@ export const simulatedAddress = (messenger: Messenger, appMessengerId: string): 
  */
 export class SimulatorConnector implements MessengerConnector {
   private listener: ((message: InboundFromContact) => Promise<void>) | undefined;
+  readonly groups: GroupAdministration;
 
   constructor(
     readonly messenger: Messenger,
     private readonly store: SimulatorStore,
-  ) {}
+  ) {
+    this.groups = new SimulatorGroups(messenger, store);
+  }
 
   async provision(appMessengerId: string): Promise<string> {
     return simulatedAddress(this.messenger, appMessengerId);

@@ -29,6 +29,14 @@ export interface InjectedFailure {
   readonly permanent: boolean;
 }
 
+export interface SimulatedGroup {
+  readonly groupId: string;
+  /** The bot identity that created it. */
+  readonly owner: string;
+  readonly name: string;
+  readonly inviteLink: string | null;
+}
+
 export class SimulatorStore {
   private readonly db: Database.Database;
   private readonly insertDelivery: Database.Statement;
@@ -54,7 +62,13 @@ export class SimulatorStore {
       CREATE INDEX IF NOT EXISTS deliveries_message ON deliveries(message_id);
       CREATE TABLE IF NOT EXISTS failures (
         messenger TEXT NOT NULL, contact_id TEXT NOT NULL, remaining INTEGER NOT NULL, reason TEXT NOT NULL,
-        permanent INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (messenger, contact_id));`);
+        permanent INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (messenger, contact_id));
+      CREATE TABLE IF NOT EXISTS groups (
+        messenger TEXT NOT NULL, group_id TEXT NOT NULL, owner TEXT NOT NULL, name TEXT NOT NULL, invite_link TEXT,
+        PRIMARY KEY (messenger, group_id));
+      CREATE TABLE IF NOT EXISTS group_members (
+        messenger TEXT NOT NULL, group_id TEXT NOT NULL, contact_id TEXT NOT NULL, role TEXT NOT NULL,
+        PRIMARY KEY (messenger, group_id, contact_id));`);
     // Files of earlier versions have no permanent column: their failures were all transient.
     const columns = this.db.prepare('PRAGMA table_info(failures)').all() as Array<{ name: string }>;
     if (!columns.some((c) => c.name === 'permanent')) this.db.exec('ALTER TABLE failures ADD COLUMN permanent INTEGER NOT NULL DEFAULT 0');
@@ -121,6 +135,46 @@ export class SimulatorStore {
       )
       .all({ messageId: filter.messageId ?? null, contactId: filter.contactId ?? null }) as Array<Omit<SimulatedDelivery, "ok"> & { ok: number }>;
     return rows.map((row) => ({ ...row, ok: row.ok === 1 }));
+  }
+
+  createGroup(messenger: Messenger, groupId: string, owner: string, name: string): void {
+    this.db.prepare('INSERT INTO groups (messenger, group_id, owner, name) VALUES (?, ?, ?, ?)').run(messenger, groupId, owner, name);
+  }
+
+  group(messenger: Messenger, groupId: string): SimulatedGroup | undefined {
+    return this.db
+      .prepare('SELECT group_id AS groupId, owner, name, invite_link AS inviteLink FROM groups WHERE messenger = ? AND group_id = ?')
+      .get(messenger, groupId) as SimulatedGroup | undefined;
+  }
+
+  setInviteLink(messenger: Messenger, groupId: string, link: string): void {
+    this.db.prepare('UPDATE groups SET invite_link = ? WHERE messenger = ? AND group_id = ?').run(link, messenger, groupId);
+  }
+
+  /** Adds the member, or changes its role; returns whether it was a member before. */
+  putMember(messenger: Messenger, groupId: string, contactId: string, role: string): boolean {
+    const before = this.memberRole(messenger, groupId, contactId);
+    this.db
+      .prepare('INSERT INTO group_members (messenger, group_id, contact_id, role) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET role = excluded.role')
+      .run(messenger, groupId, contactId, role);
+    return before !== undefined;
+  }
+
+  memberRole(messenger: Messenger, groupId: string, contactId: string): string | undefined {
+    const row = this.db.prepare('SELECT role FROM group_members WHERE messenger = ? AND group_id = ? AND contact_id = ?').get(messenger, groupId, contactId) as
+      | { role: string }
+      | undefined;
+    return row?.role;
+  }
+
+  removeMember(messenger: Messenger, groupId: string, contactId: string): boolean {
+    return this.db.prepare('DELETE FROM group_members WHERE messenger = ? AND group_id = ? AND contact_id = ?').run(messenger, groupId, contactId).changes > 0;
+  }
+
+  groupMembers(messenger: Messenger, groupId: string): Array<{ contactId: string; role: string }> {
+    return this.db
+      .prepare('SELECT contact_id AS contactId, role FROM group_members WHERE messenger = ? AND group_id = ? ORDER BY contact_id')
+      .all(messenger, groupId) as Array<{ contactId: string; role: string }>;
   }
 
   close(): void {

@@ -1,0 +1,194 @@
+import type { Logger } from 'pino';
+import { groupDecider, groupStreamName, type GroupState } from '../../domain/group/decider.ts';
+import type { GroupEvent, GroupOperation } from '../../domain/group/events.ts';
+import type { Messenger } from '../../domain/shared/messengers.ts';
+import type { MessageSealer } from '../../infra/crypto/message-sealer.ts';
+import { isUnavailable } from '../../infra/errors/unavailable.ts';
+import { startCheckpointedSubscription, type CheckpointedSubscription } from '../../infra/event-store/checkpointed-subscription.ts';
+import { DataKeyGoneError, type EventStore, type RecordedEvent } from '../../infra/event-store/port.ts';
+import { GroupOperationError, type GroupAdministration, type MessengerConnector } from '../../infra/messenger/port.ts';
+import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
+import type { GroupsProjection } from '../../projections/groups/groups-projection.ts';
+import { handleCommand } from '../commands/handle-command.ts';
+import { membersDigest, openGroupField, openGroupKey, sealGroupField, sealMembers } from '../commands/group-seal.ts';
+import { checkpoints } from './topology.ts';
+
+export interface GroupAdministratorDeps {
+  readonly store: EventStore;
+  readonly sealer: MessageSealer;
+  readonly apps: AppsProjection;
+  readonly groups: GroupsProjection;
+  readonly connectors: ReadonlyMap<Messenger, MessengerConnector>;
+  readonly log: Logger;
+  /** How often every group's member list is read from its messenger (members join by invite link, leave, are changed by other admins). */
+  readonly syncIntervalMs: number;
+  /** Pauses between the tries of an operation the messenger refused for now (transient). */
+  readonly retryDelaysMs?: readonly number[];
+}
+
+export interface GroupAdministrator {
+  /** Every request recorded before the call is carried out. */
+  catchUp(): Promise<void>;
+  /** One sync of every group's members now. */
+  syncAll(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+type Requested = Extract<GroupEvent, { type: 'GroupChangeRequested' }>;
+
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Carries out the group requests the account API records (`GroupChangeRequested`), in order, on
+ * the app-messenger's connector: creates the group on the first request, makes the change, records
+ * what came of it (`GroupMemberAdded` … or `GroupChangeFailed` with the messenger's reason), then
+ * records the member list when it changed. A daemon that cannot be reached holds the requests
+ * back (retried from the checkpoint) without failing them; a refusal for now is tried three times.
+ * A crash between the messenger's answer and the record carries the request out again: adding,
+ * removing and role changes are idempotent, a group creation is not (the messenger then holds an
+ * unused group).
+ */
+export const startGroupAdministrator = async (deps: GroupAdministratorDeps): Promise<GroupAdministrator> => {
+  const log = deps.log.child({ component: 'groups' });
+  const retryDelays = deps.retryDelaysMs ?? [1000, 3000];
+  /** Records through the group decider; an event that holds something sealed requires its key in the same transaction. */
+  const record = (appMessengerId: string, command: Parameters<typeof groupDecider.decide>[0], causedBy?: RecordedEvent, keyId?: string) =>
+    handleCommand(
+      deps.store,
+      groupStreamName(appMessengerId),
+      groupDecider,
+      command,
+      {
+        actor: 'system:gateway',
+        ...(causedBy ? { causationId: causedBy.id, ...(causedBy.metadata.correlationId ? { correlationId: causedBy.metadata.correlationId } : {}) } : {}),
+      },
+      keyId ? { keys: { require: [keyId] } } : {},
+    );
+
+  const fail = async (request: Requested, reason: string, recorded: RecordedEvent) => {
+    await record(request.data.appMessengerId, { type: 'RecordGroupChangeFailed', data: { requestId: request.data.requestId, reason, now: new Date() } }, recorded);
+    log.info({ appMessengerId: request.data.appMessengerId, operation: request.data.operation, reason }, 'group change refused');
+  };
+
+  /** The operation, tried again while the messenger refuses it for now. */
+  const attempt = async <T>(operation: () => Promise<T>): Promise<T> => {
+    for (let tryNumber = 0; ; tryNumber++) {
+      try {
+        return await operation();
+      } catch (error) {
+        if (!(error instanceof GroupOperationError) || error.permanent || tryNumber >= retryDelays.length) throw error;
+        await wait(retryDelays[tryNumber]!);
+      }
+    }
+  };
+
+  const syncMembers = async (appMessengerId: string, state: GroupState, groups: GroupAdministration, from: string, raw: Buffer, appId: string, messenger: Messenger) => {
+    const groupId = openGroupField(deps.sealer, raw, appMessengerId, 'group', state.group!);
+    const members = await groups.members(from, groupId);
+    await record(appMessengerId, {
+      type: 'RecordGroupMembers',
+      data: { appId, appMessengerId, messenger, sealed: sealMembers(deps.sealer, raw, appMessengerId, members), keyId: state.keyId!, memberCount: members.length, digest: membersDigest(raw, members), now: new Date() },
+    }, undefined, state.keyId!);
+  };
+
+  const carryOut = async (recorded: RecordedEvent) => {
+    const request = recorded as unknown as Requested;
+    const { appMessengerId, requestId, operation, messenger, appId } = request.data;
+    const stream = await deps.store.readStream(groupStreamName(appMessengerId));
+    let state = stream.events.reduce((s, e) => groupDecider.evolve(s, e as unknown as GroupEvent), groupDecider.initialState());
+    if (!state.pending.has(requestId)) return; // carried out before a crash, or a replay
+    const groups = deps.connectors.get(messenger)?.groups;
+    if (!groups) return fail(request, `Groups are not supported on ${messenger}`, recorded);
+    const appMessenger = deps.apps.appMessenger(appMessengerId);
+    if (!appMessenger) return fail(request, 'App messenger not found', recorded);
+    if (appMessenger.address === null) return fail(request, 'The app messenger has no bot identity yet', recorded);
+    const from = appMessenger.address;
+    let raw: Buffer;
+    try {
+      raw = await openGroupKey(deps.store.keys, deps.sealer, request.data.keyId);
+    } catch (error) {
+      if (isUnavailable(error)) throw error;
+      return fail(request, 'The group data key is gone (the app was deleted)', recorded);
+    }
+    try {
+      if (!state.created) {
+        const groupId = await attempt(() => groups.createGroup(from, request.data.groupName));
+        const created = await record(appMessengerId, { type: 'RecordGroupCreated', data: { requestId, sealed: sealGroupField(deps.sealer, raw, appMessengerId, 'group', groupId), now: new Date() } }, recorded, request.data.keyId);
+        if (!created.ok) throw new Error(created.error.message);
+        state = created.events.reduce(groupDecider.evolve, state);
+      }
+      const groupId = openGroupField(deps.sealer, raw, appMessengerId, 'group', state.group!);
+      const sealed = await attempt(() => perform(groups, operation, from, groupId, request.data.sealed, raw, appMessengerId));
+      // The member list first, so that whoever sees the outcome sees the list that follows it.
+      try {
+        await syncMembers(appMessengerId, state, groups, from, raw, appId, messenger);
+      } catch (error) {
+        log.warn({ err: error, appMessengerId }, 'group members not read after a change; the next sync reads them');
+      }
+      const done = await record(appMessengerId, { type: 'RecordGroupChange', data: { requestId, sealed, now: new Date() } }, recorded, request.data.keyId);
+      if (!done.ok) throw new Error(done.error.message);
+      log.info({ appMessengerId, operation }, 'group changed');
+    } catch (error) {
+      if (error instanceof GroupOperationError) return fail(request, error.message, recorded);
+      if (error instanceof DataKeyGoneError) return fail(request, 'The group data key is gone (the app was deleted)', recorded);
+      throw error; // the daemon is away (or the store): tried again from the checkpoint
+    }
+  };
+
+  /** The operation on the messenger; returns what its outcome event seals (the contact, or the link). */
+  const perform = async (groups: GroupAdministration, operation: GroupOperation, from: string, groupId: string, sealedContact: string | null, raw: Buffer, appMessengerId: string): Promise<string> => {
+    if (operation === 'invite-link') return sealGroupField(deps.sealer, raw, appMessengerId, 'link', await groups.inviteLink(from, groupId));
+    const contactId = openGroupField(deps.sealer, raw, appMessengerId, 'contact', sealedContact!);
+    if (operation === 'add-member') await groups.addMember(from, groupId, contactId);
+    else if (operation === 'remove-member') await groups.removeMember(from, groupId, contactId);
+    else await groups.setRole(from, groupId, contactId, operation === 'promote-admin' ? 'admin' : 'member');
+    return sealedContact!;
+  };
+
+  const subscription: CheckpointedSubscription = await startCheckpointedSubscription(deps.store, {
+    name: checkpoints.groupAdministrator,
+    filter: { categories: ['group'], types: ['GroupChangeRequested'] },
+    log,
+    batchSize: 20,
+    handler: async (events) => {
+      for (const recorded of events) await carryOut(recorded);
+    },
+  });
+
+  let syncing: Promise<void> | undefined;
+  const syncRound = async () => {
+    for (const view of deps.groups.created()) {
+      const groups = deps.connectors.get(view.messenger)?.groups;
+      const appMessenger = deps.apps.appMessenger(view.appMessengerId);
+      if (!groups || !appMessenger?.address) continue;
+      try {
+        const stream = await deps.store.readStream(groupStreamName(view.appMessengerId));
+        const state = stream.events.reduce((s, e) => groupDecider.evolve(s, e as unknown as GroupEvent), groupDecider.initialState());
+        const raw = await openGroupKey(deps.store.keys, deps.sealer, view.keyId);
+        await syncMembers(view.appMessengerId, state, groups, appMessenger.address, raw, view.appId, view.messenger);
+      } catch (error) {
+        log.warn({ err: error, appMessengerId: view.appMessengerId }, 'group members not synced; trying again next round');
+      }
+    }
+  };
+  const syncAll = () => {
+    syncing ??= syncRound().finally(() => (syncing = undefined));
+    return syncing;
+  };
+  let stopped = false;
+  const timer = setInterval(() => {
+    if (!stopped) void syncAll();
+  }, deps.syncIntervalMs);
+  timer.unref();
+
+  return {
+    catchUp: () => subscription.catchUp(),
+    syncAll,
+    stop: async () => {
+      stopped = true;
+      clearInterval(timer);
+      await syncing;
+      await subscription.stop();
+    },
+  };
+};
