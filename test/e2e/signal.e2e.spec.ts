@@ -137,6 +137,25 @@ describe.each(['http', 'tcp'] as const)('Signal on signal-cli over %s (fake daem
     expect(fake.sent.find((s) => s.message === 'to the hidden one')).toMatchObject({ account: BOT, recipient: [HIDDEN] });
   });
 
+  it("administers the app-messenger's group on the daemon through the group routes", async () => {
+    const added = await dashboard(relay, account, 'POST', '/group/members/add', { appMessengerId, contactId: CONTACT });
+    expect(added).toEqual({ status: 200, body: { success: true, data: { requestId: expect.any(String), appMessengerId, operation: 'add-member', contactId: CONTACT, status: 'done' } } });
+    expect((await dashboard(relay, account, 'POST', '/group/promote-admin', { appMessengerId, contactId: CONTACT })).status).toBe(200);
+    const listed = await dashboard(relay, account, 'GET', `/group/members?appMessengerId=${appMessengerId}`);
+    expect(listed.status).toBe(200);
+    expect(listed.body).toMatchObject({ messenger: 'signal', members: [{ contactId: CONTACT, role: 'admin', status: 'joined' }], memberCount: 1 });
+    const onDaemon = fake.groups.group(listed.body.groupId);
+    expect(onDaemon).toMatchObject({ account: BOT, name: 'Signal bot' });
+    expect([...onDaemon!.admins].sort()).toEqual([CONTACT, BOT].sort());
+    const link = await dashboard(relay, account, 'GET', `/group/invite-link?appMessengerId=${appMessengerId}`);
+    expect(link).toEqual({ status: 200, body: { appMessengerId, messenger: 'signal', groupId: listed.body.groupId, inviteLink: onDaemon!.link } });
+    fake.groups.markUnregistered('+15550100077');
+    expect(await dashboard(relay, account, 'POST', '/group/members/add', { appMessengerId, contactId: '+15550100077' })).toEqual({
+      status: 400,
+      body: { success: false, error: 'The contact is not registered on Signal' },
+    });
+  });
+
   it('records a message the daemon hands over twice once', async () => {
     const envelope = envelopeFrom(CONTACT, 'only once', ++clock);
     fake.receive(BOT, envelope);

@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
 import { LineBuffer } from '../../infra/net/line-buffer.ts';
+import { FakeSignalGroups } from './fake-signal-groups.ts';
 
 export type SendResultType = 'SUCCESS' | 'NETWORK_FAILURE' | 'UNREGISTERED_FAILURE' | 'IDENTITY_FAILURE' | 'RATE_LIMIT_FAILURE';
 
@@ -46,6 +47,8 @@ const success = (id: unknown, result: unknown) => ({ jsonrpc: '2.0', result, id 
 
 export class FakeSignalCli {
   readonly sent: SentMessage[] = [];
+  /** The accounts' groups (fake-signal-groups.ts). */
+  readonly groups = new FakeSignalGroups();
   private readonly accounts = new Set<string>();
   private readonly failures = new Map<string, SendResultType[]>();
   private readonly callErrors: Array<{ code: number; message: string }> = [];
@@ -195,6 +198,13 @@ export class FakeSignalCli {
           return { recipientAddress: { uuid: randomUUID(), number, username: null }, ...(typeof params.groupId === 'string' ? { groupId: params.groupId } : {}), type };
         });
         return reply(success(request.id, { results, timestamp }));
+      }
+      case 'updateGroup':
+      case 'listGroups': {
+        if (typeof params.account !== 'string') return reply(error(request.id, -32602, 'Method requires valid account parameter'));
+        if (!this.accounts.has(params.account)) return reply(error(request.id, -32602, 'Specified account does not exist'));
+        const answer = request.method === 'updateGroup' ? this.groups.updateGroup(params.account, params) : this.groups.listGroups(params.account, params);
+        return reply('error' in answer ? error(request.id, answer.error.code, answer.error.message) : success(request.id, answer.result));
       }
       default:
         return reply(error(request.id, -32601, 'Method not implemented'));

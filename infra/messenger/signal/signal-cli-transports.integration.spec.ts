@@ -58,6 +58,17 @@ describe.skipIf(skipReason !== '')('signal-cli transports against the real daemo
       expect(await error(rpc.call('noSuchMethod'))).toMatchObject({ code: -32601, message: 'Method not implemented' });
     });
 
+    it('has the group methods the group administration calls (answered for an account, not as unknown methods)', async () => {
+      const rpc = open(make);
+      const error = (call: Promise<unknown>) => call.then(() => undefined, (e: unknown) => e);
+      for (const [method, params] of [
+        ['updateGroup', { name: 'Relay group' }],
+        ['updateGroup', { groupId: Buffer.alloc(32, 1).toString('base64'), members: ['+15550000001'], link: 'enabled' }],
+        ['listGroups', { groupId: [Buffer.alloc(32, 1).toString('base64')] }],
+      ] as const)
+        expect(await error(rpc.call(method, { account: '+15550000000', ...params }))).toMatchObject({ code: -32602, message: 'Specified account does not exist' });
+    });
+
     it('matches many concurrent answers to their calls', async () => {
       const rpc = open(make);
       const calls = Array.from({ length: 40 }, (_, i) =>

@@ -9,16 +9,17 @@
  * before the gateway recorded it (milliseconds; docs/messengers.md).
  */
 import { InboundHandoff } from '../inbound-handoff.ts';
-import { rejectionOf, SIGNAL_ACI, SIGNAL_NUMBER } from '../messenger-rules.ts';
+import { rejectionOf } from '../messenger-rules.ts';
 import type { DaemonHealth, DeliveryResult, InboundFromContact, MessengerConnector, OutboundDelivery } from '../port.ts';
 import { identitiesOfAccounts } from './accounts.ts';
 import { readEnvelope } from './envelopes.ts';
+import { recipientOf } from './recipients.ts';
+import { SignalGroups } from './signal-groups.ts';
 import { outcomeOfDaemonError, outcomeOfSend } from './send-outcome.ts';
 import { SignalDaemonError, SignalDaemonUnavailableError, type ChannelState, type SignalRpc } from './signal-rpc.ts';
 
 
-/** signal-cli's recipient forms: a number or an ACI as they are, a username prefixed `u:`. */
-export const recipientOf = (contactId: string): string => (SIGNAL_NUMBER.test(contactId) || SIGNAL_ACI.test(contactId) ? contactId : `u:${contactId}`);
+export { recipientOf };
 
 /** How long a health check waits for the daemon. */
 const HEALTH_TIMEOUT_MS = 5_000;
@@ -34,9 +35,11 @@ export interface SignalConnectorOptions {
 export class SignalConnector implements MessengerConnector {
   readonly messenger = 'signal' as const;
   private readonly handoff: InboundHandoff;
+  readonly groups: SignalGroups;
 
   constructor(private readonly options: SignalConnectorOptions) {
     this.handoff = new InboundHandoff(options.log, options.retry);
+    this.groups = new SignalGroups(options.rpc);
   }
 
   async deliver(delivery: OutboundDelivery): Promise<DeliveryResult> {
