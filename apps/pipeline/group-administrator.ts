@@ -42,8 +42,9 @@ const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * Carries out the group requests the account API records (`GroupChangeRequested`), in order, on
  * the app-messenger's connector: creates the group on the first request, makes the change, records
  * what came of it (`GroupMemberAdded` … or `GroupChangeFailed` with the messenger's reason), then
- * records the member list when it changed. A daemon that cannot be reached holds the requests
- * back (retried from the checkpoint) without failing them; a refusal for now is tried three times.
+ * records the member list when it changed. A daemon that cannot be reached holds its messenger's
+ * requests back (retried from the checkpoint of that messenger's subscription) without failing
+ * them; a refusal for now is tried three times.
  * A crash between the messenger's answer and the record carries the request out again: adding,
  * removing and role changes are idempotent, a group creation is not (the messenger then holds an
  * unused group).
@@ -145,15 +146,21 @@ export const startGroupAdministrator = async (deps: GroupAdministratorDeps): Pro
     return sealedContact!;
   };
 
-  const subscription: CheckpointedSubscription = await startCheckpointedSubscription(deps.store, {
-    name: checkpoints.groupAdministrator,
-    filter: { categories: ['group'], types: ['GroupChangeRequested'] },
-    log,
-    batchSize: 20,
-    handler: async (events) => {
-      for (const recorded of events) await carryOut(recorded);
-    },
-  });
+  // One subscription per messenger: a daemon that is away holds back its own requests, not the others'.
+  const subscriptions: CheckpointedSubscription[] = [];
+  for (const messenger of deps.connectors.keys()) {
+    subscriptions.push(
+      await startCheckpointedSubscription(deps.store, {
+        name: checkpoints.groupAdministrator(messenger),
+        filter: { categories: ['group'], types: ['GroupChangeRequested'] },
+        log,
+        batchSize: 20,
+        handler: async (events) => {
+          for (const recorded of events) if ((recorded.data as { messenger?: unknown }).messenger === messenger) await carryOut(recorded);
+        },
+      }),
+    );
+  }
 
   let syncing: Promise<void> | undefined;
   const syncRound = async () => {
@@ -182,13 +189,15 @@ export const startGroupAdministrator = async (deps: GroupAdministratorDeps): Pro
   timer.unref();
 
   return {
-    catchUp: () => subscription.catchUp(),
+    catchUp: async () => {
+      await Promise.all(subscriptions.map((s) => s.catchUp()));
+    },
     syncAll,
     stop: async () => {
       stopped = true;
       clearInterval(timer);
       await syncing;
-      await subscription.stop();
+      await Promise.all(subscriptions.map((s) => s.stop()));
     },
   };
 };

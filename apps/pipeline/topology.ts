@@ -37,8 +37,8 @@ export const checkpoints = {
   eventTopics: 'event-topics',
   /** The identity provisioner: new app-messengers → bot identities. */
   identityProvisioner: 'provisioner',
-  /** The group administrator: group requests → the messengers' groups. */
-  groupAdministrator: 'groups',
+  /** The group administrator, one per messenger (a daemon that is away holds back only its own): group requests → the messenger's groups. */
+  groupAdministrator: (messenger: string) => `groups.${messenger}`,
 } as const;
 
 /** The events the queue publisher reads (its checkpoint moves only over these). */

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeSimplexChat } from '../support/fake-simplex-chat.ts';
-import { api, createAccount, pollMessages, createApp, createKey, waitFor } from '../support/account-fixture.ts';
+import { api, createAccount, pollMessages, createApp, createKey, dashboard, waitFor, type Account } from '../support/account-fixture.ts';
 import { startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
 
 describe('SimpleX on simplex-chat (fake daemon)', () => {
@@ -18,10 +18,11 @@ describe('SimpleX on simplex-chat (fake daemon)', () => {
   let appMessengerId: string;
   let key: string;
   let contact: number;
+  let account: Account;
   const started: RelayProcess[] = [];
 
   const start = async (dataDir?: string) => {
-    relay = await startRelayProcess({ env: { SIMPLEX_WS_URL: fake.url, RATE_LIMIT_POLL_PER_MIN: '100000' }, ...(dataDir ? { dataDir } : {}) });
+    relay = await startRelayProcess({ env: { SIMPLEX_WS_URL: fake.url, RATE_LIMIT_POLL_PER_MIN: '100000', GROUP_SYNC_INTERVAL_MS: '300' }, ...(dataDir ? { dataDir } : {}) });
     started.push(relay);
     await waitFor(() => (fake.listeners > 0 ? true : undefined), 10_000, 'Relay connected to simplex-chat');
   };
@@ -34,7 +35,7 @@ describe('SimpleX on simplex-chat (fake daemon)', () => {
   beforeAll(async () => {
     fake = await new FakeSimplexChat().start();
     await start();
-    const account = await createAccount(relay);
+    account = await createAccount(relay);
     const app = await createApp(relay, account, ['simplex']);
     appId = app.appId;
     address = app.messengers[0]!.address!;
@@ -82,6 +83,29 @@ describe('SimpleX on simplex-chat (fake daemon)', () => {
     await reply({ contactId: String(contact), groupId: String(groupId), message: 'to the group' });
     await waitFor(() => (fake.sent.some((s) => s.text === 'to the group') ? true : undefined), 15_000, 'the group reply');
     expect(fake.sent.find((s) => s.text === 'to the group')).toMatchObject({ groupId });
+  });
+
+  it("administers the app-messenger's group as its SimpleX user: invitations, their acceptance, roles, the link", async () => {
+    const added = await dashboard(relay, account, 'POST', '/group/members/add', { appMessengerId, contactId: String(contact) });
+    expect(added).toEqual({ status: 200, body: { success: true, data: { requestId: expect.any(String), appMessengerId, operation: 'add-member', contactId: String(contact), status: 'done' } } });
+    const members = () => dashboard(relay, account, 'GET', `/group/members?appMessengerId=${appMessengerId}`);
+    const invited = await members();
+    expect(invited.body).toMatchObject({ messenger: 'simplex', groupId: expect.stringMatching(/^\d+$/), members: [{ contactId: String(contact), role: 'member', status: 'invited' }] });
+    const group = fake.group(Number(invited.body.groupId))!;
+    expect(group).toMatchObject({ userId: fake.userIdOfAddress(address), name: 'Support_bot' });
+
+    // The contact accepts: the next sync shows them joined.
+    fake.acceptInvitation(group.groupId, contact);
+    await waitFor(async () => ((await members()).body.members[0]?.status === 'joined' ? true : undefined), 10_000, 'the member joined');
+    expect((await dashboard(relay, account, 'POST', '/group/promote-admin', { appMessengerId, contactId: String(contact) })).status).toBe(200);
+    expect(group.members[0]).toMatchObject({ memberContactId: contact, memberRole: 'admin' });
+
+    const link = await dashboard(relay, account, 'GET', `/group/invite-link?appMessengerId=${appMessengerId}`);
+    expect(link).toEqual({ status: 200, body: { appMessengerId, messenger: 'simplex', groupId: invited.body.groupId, inviteLink: group.link!.connShortLink } });
+    expect(await dashboard(relay, account, 'POST', '/group/members/add', { appMessengerId, contactId: '424242' })).toEqual({
+      status: 400,
+      body: { success: false, error: "The contact is not a contact of the bot's SimpleX user" },
+    });
   });
 
   it('goes on after a dropped connection and a Relay restart', async () => {

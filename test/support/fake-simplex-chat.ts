@@ -7,12 +7,19 @@
  * connector uses: users (`/users`, `/_create user`, `/_user`), contact addresses with auto-accept
  * (`/_show_address`, `/_address`, `/_address_settings`), `/_send @<contactId>|#<groupId> json`
  * (as the active user: a contact of another user is not found), contacts connecting through an
- * address (`acceptingContactRequest`, `contactConnected`), and received messages (`newChatItems`).
+ * address (`acceptingContactRequest`, `contactConnected`), received messages (`newChatItems`), and
+ * groups (`/_group`, `/_add` as an invitation the contact accepts, `/_remove` and `/_member role` by
+ * group member id, `/_members`, `/_get link`, `/_create link`) with their refusals.
  */
 import { WebSocketServer, type WebSocket } from 'ws';
 
 type FakeUser = { userId: number; displayName: string; address?: { connFullLink: string; connShortLink: string }; autoAccept: boolean };
 type FakeContact = { contactId: number; userId: number; name: string };
+type FakeMember = { groupMemberId: number; memberContactId: number; memberRole: string; memberStatus: string };
+type FakeGroup = { groupId: number; userId: number; name: string; members: FakeMember[]; link?: { connFullLink: string; connShortLink: string } };
+
+const ROLE = '(owner|admin|moderator|member|observer)';
+const GONE = new Set(['removed', 'left', 'deleted', 'rejected']);
 
 export interface SimplexSent {
   readonly userId: number;
@@ -29,7 +36,7 @@ export class FakeSimplexChat {
   readonly sent: SimplexSent[] = [];
   private readonly users = new Map<number, FakeUser>();
   private readonly contacts = new Map<number, FakeContact>();
-  private readonly groups = new Map<number, { groupId: number; userId: number }>();
+  private readonly groups = new Map<number, FakeGroup>();
   private readonly clients = new Set<WebSocket>();
   private readonly sendFailures: string[] = [];
   private server: WebSocketServer | undefined;
@@ -80,8 +87,26 @@ export class FakeSimplexChat {
   /** A group of `userId`'s, whose members may write. */
   createGroup(userId: number): number {
     const groupId = this.nextId++;
-    this.groups.set(groupId, { groupId, userId });
+    this.groups.set(groupId, { groupId, userId, name: 'team', members: [] });
     return groupId;
+  }
+
+  group(groupId: number): FakeGroup | undefined {
+    return this.groups.get(groupId);
+  }
+
+  /** As if the invited contact accepted the group invitation. */
+  acceptInvitation(groupId: number, contactId: number): void {
+    const member = this.groups.get(groupId)?.members.find((m) => m.memberContactId === contactId && m.memberStatus === 'invited');
+    if (!member) throw new Error(`contact ${contactId} has no invitation to group ${groupId}`);
+    member.memberStatus = 'connected';
+  }
+
+  /** A contact of `userId`'s, as if they had connected through its address. */
+  addContact(userId: number, name: string): number {
+    const contact = { contactId: this.nextId++, userId, name };
+    this.contacts.set(contact.contactId, contact);
+    return contact.contactId;
   }
 
   /** A contact's text message to the user it is a contact of. */
@@ -220,6 +245,82 @@ export class FakeSimplexChat {
       for (const message of messages) this.sent.push({ userId: active.userId, ...(m[1] === '@' ? { contactId: id } : { groupId: id }), text: message.msgContent?.text ?? '' });
       return { type: 'newChatItems', user: this.userJson(active), chatItems: [] };
     }
+    const groupAnswer = this.answerGroup(cmd);
+    if (groupAnswer) return groupAnswer;
     return chatError('commandError', { message: `unknown command: ${cmd.split(' ')[0]}` });
+  }
+
+  private groupInfo(group: FakeGroup) {
+    return { groupId: group.groupId, localDisplayName: group.name, groupProfile: { displayName: group.name, fullName: '' }, membership: { groupMemberId: 0, memberRole: 'owner', memberStatus: 'creator' } };
+  }
+
+  private memberJson(group: FakeGroup, member: FakeMember) {
+    const contact = this.contacts.get(member.memberContactId);
+    return { ...member, groupId: group.groupId, memberId: `m${member.groupMemberId}==`, memberCategory: 'invitee', localDisplayName: contact?.name ?? 'member', memberProfile: { displayName: contact?.name ?? 'member', fullName: '' } };
+  }
+
+  /** The group commands, as the active user (a group of another user is not found); `/_group` names its user. */
+  private answerGroup(cmd: string): object | undefined {
+    let m: RegExpExecArray | null;
+    const active = this.activeUserId === undefined ? undefined : this.users.get(this.activeUserId);
+    const ofActive = (id: string) => {
+      const group = this.groups.get(Number(id));
+      return group && group.userId === active?.userId ? group : undefined;
+    };
+    if ((m = /^\/_group (\d+) (.+)$/.exec(cmd))) {
+      const owner = this.users.get(Number(m[1]));
+      if (!owner) return storeError('userNotFound', { userId: Number(m[1]) });
+      const name = String((JSON.parse(m[2]!) as { displayName?: unknown }).displayName ?? '');
+      if (name === '' || /^[#@']/.test(name) || name.trim() !== name) return chatError('invalidDisplayName', { displayName: name, validName: name.trim() });
+      const group: FakeGroup = { groupId: this.nextId++, userId: owner.userId, name, members: [] };
+      this.groups.set(group.groupId, group);
+      return { type: 'groupCreated', user: this.userJson(owner), groupInfo: this.groupInfo(group) };
+    }
+    if ((m = new RegExp(`^/_add #(\\d+) (\\d+) ${ROLE}$`).exec(cmd))) {
+      const group = ofActive(m[1]!);
+      if (!group) return storeError('groupNotFound', { groupId: Number(m[1]) });
+      const contact = this.contacts.get(Number(m[2]));
+      if (!contact || contact.userId !== active!.userId) return storeError('contactNotFound', { contactId: Number(m[2]) });
+      let member = group.members.find((x) => x.memberContactId === contact.contactId && !GONE.has(x.memberStatus));
+      if (member && member.memberStatus !== 'invited') return chatError('groupDuplicateMember', { contactName: contact.name });
+      if (!member) group.members.push((member = { groupMemberId: this.nextId++, memberContactId: contact.contactId, memberRole: m[3]!, memberStatus: 'invited' }));
+      return { type: 'sentGroupInvitation', user: this.userJson(active!), groupInfo: this.groupInfo(group), contact: this.contactJson(contact), member: this.memberJson(group, member) };
+    }
+    if ((m = /^\/_remove #(\d+) ([\d,]+)( messages=on)?$/.exec(cmd))) {
+      const group = ofActive(m[1]!);
+      if (!group) return storeError('groupNotFound', { groupId: Number(m[1]) });
+      const chosen = m[2]!.split(',').map((id) => group.members.find((x) => x.groupMemberId === Number(id) && !GONE.has(x.memberStatus)));
+      if (chosen.some((x) => !x)) return chatError('groupMemberNotFound');
+      for (const member of chosen) member!.memberStatus = 'removed';
+      return { type: 'userDeletedMembers', user: this.userJson(active!), groupInfo: this.groupInfo(group), members: chosen.map((x) => this.memberJson(group, x!)), withMessages: m[3] !== undefined };
+    }
+    if ((m = new RegExp(`^/_member role #(\\d+) ([\\d,]+) ${ROLE}$`).exec(cmd))) {
+      const group = ofActive(m[1]!);
+      if (!group) return storeError('groupNotFound', { groupId: Number(m[1]) });
+      const chosen = m[2]!.split(',').map((id) => group.members.find((x) => x.groupMemberId === Number(id) && !GONE.has(x.memberStatus)));
+      if (chosen.some((x) => !x)) return chatError('groupMemberNotFound');
+      for (const member of chosen) member!.memberRole = m[3]!;
+      return { type: 'membersRoleUser', user: this.userJson(active!), groupInfo: this.groupInfo(group), members: chosen.map((x) => this.memberJson(group, x!)), toRole: m[3] };
+    }
+    if ((m = /^\/_members #(\d+)$/.exec(cmd))) {
+      const group = ofActive(m[1]!);
+      if (!group) return storeError('groupNotFound', { groupId: Number(m[1]) });
+      return { type: 'groupMembers', user: this.userJson(active!), group: { groupInfo: this.groupInfo(group), members: group.members.map((x) => this.memberJson(group, x)) } };
+    }
+    if ((m = /^\/_get link #(\d+)$/.exec(cmd))) {
+      const group = ofActive(m[1]!);
+      if (!group) return storeError('groupNotFound', { groupId: Number(m[1]) });
+      if (!group.link) return storeError('groupLinkNotFound', { groupInfo: this.groupInfo(group) });
+      return { type: 'groupLink', user: this.userJson(active!), groupInfo: this.groupInfo(group), groupLink: { userContactLinkId: group.groupId, connLinkContact: group.link, acceptMemberRole: 'member' } };
+    }
+    if ((m = /^\/_create link #(\d+)(?: (\w+))?$/.exec(cmd))) {
+      const group = ofActive(m[1]!);
+      if (!group) return storeError('groupNotFound', { groupId: Number(m[1]) });
+      if (m[2] !== undefined && m[2] !== 'member' && m[2] !== 'observer') return chatError('groupMemberInitialRole', { groupInfo: this.groupInfo(group), initialRole: m[2] });
+      if (group.link) return chatError('groupLinkAlreadyExists' as string);
+      group.link = { connFullLink: `simplex:/contact#/?v=2-7&smp=smp%3A%2F%2Ffake%40127.0.0.1%2Fg${group.groupId}`, connShortLink: `https://smp.fake.example/g#g${group.groupId}${Math.random().toString(36).slice(2, 10)}` };
+      return { type: 'groupLinkCreated', user: this.userJson(active!), groupInfo: this.groupInfo(group), groupLink: { userContactLinkId: group.groupId, connLinkContact: group.link, acceptMemberRole: m[2] ?? 'member' } };
+    }
+    return undefined;
   }
 }

@@ -13,6 +13,7 @@ import { InboundHandoff, type HandoffLog } from '../inbound-handoff.ts';
 import type { DaemonHealth, DeliveryResult, InboundFromContact, MessengerConnector, OutboundDelivery } from '../port.ts';
 import { readNewChatItems } from './chat-items.ts';
 import { outcomeOfSendError } from './send-outcome.ts';
+import { SimplexGroups } from './simplex-groups.ts';
 import { SimplexClient, SimplexCommandError, SimplexUnavailableError, type ChannelState, type SimplexResponse } from './simplex-client.ts';
 
 export interface SimplexConnectorOptions {
@@ -43,6 +44,13 @@ export class SimplexConnector implements MessengerConnector {
   private exclusive: Promise<unknown> = Promise.resolve();
   /** Events are read in order (a lookup of an unknown user's address must not reorder them). */
   private events: Promise<void> = Promise.resolve();
+  readonly groups: SimplexGroups = new SimplexGroups((from, work) =>
+    this.alone(async () => {
+      const userId = await this.userIdOf(from);
+      await this.client.command(`/_user ${userId}`);
+      return work((cmd) => this.client.command(cmd), userId);
+    }),
+  );
 
   constructor(private readonly options: SimplexConnectorOptions) {
     this.handoff = new InboundHandoff(options.log, options.retry);

@@ -147,6 +147,12 @@ export class SimulatorStore {
       .get(messenger, groupId) as SimulatedGroup | undefined;
   }
 
+  groupsOwnedBy(messenger: Messenger, owner: string): SimulatedGroup[] {
+    return this.db
+      .prepare('SELECT group_id AS groupId, owner, name, invite_link AS inviteLink FROM groups WHERE messenger = ? AND owner = ? ORDER BY rowid')
+      .all(messenger, owner) as SimulatedGroup[];
+  }
+
   setInviteLink(messenger: Messenger, groupId: string, link: string): void {
     this.db.prepare('UPDATE groups SET invite_link = ? WHERE messenger = ? AND group_id = ?').run(link, messenger, groupId);
   }

@@ -1,0 +1,119 @@
+/**
+ * The group administrator on the embedded store with the simulator's groups: a daemon that is away
+ * holds requests back without failing them, and a replay after a crash changes nothing twice.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { groupDecider, groupStreamName } from '../../domain/group/decider.ts';
+import { eventually } from '../../test/support/eventually.ts';
+import { createMessageSealer } from '../../infra/crypto/message-sealer.ts';
+import { createSecretBox } from '../../infra/crypto/secret-box.ts';
+import { UnavailableError } from '../../infra/errors/unavailable.ts';
+import type { EventStore } from '../../infra/event-store/port.ts';
+import { createSqliteEventStore } from '../../infra/event-store/sqlite/sqlite-event-store.ts';
+import type { GroupAdministration, MessengerConnector } from '../../infra/messenger/port.ts';
+import { SimulatorConnector } from '../../infra/messenger/simulator/simulator-connector.ts';
+import { SimulatorStore } from '../../infra/messenger/simulator/simulator-store.ts';
+import { createReadModels } from '../../projections/read-models.ts';
+import { handleCommand } from '../commands/handle-command.ts';
+import { groupKeyOf, sealGroupField, type GroupKey } from '../commands/group-seal.ts';
+import { startProjectionRunner, type ProjectionRunner } from '../read-models/runner.ts';
+import { startGroupAdministrator, type GroupAdministrator } from './group-administrator.ts';
+
+const log = pino({ level: 'silent' });
+const sealer = createMessageSealer(createSecretBox('66'.repeat(32)));
+const BOT = '+15550009999';
+const ALICE = '+15550100001';
+const at = '2026-01-01T00:00:00.000Z';
+
+describe('group administrator', () => {
+  const closers: Array<() => Promise<void> | void> = [];
+  afterEach(async () => {
+    for (const close of closers.splice(0).reverse()) await close();
+  });
+
+  const setUp = async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-groups-'));
+    const store: EventStore = createSqliteEventStore({ path: path.join(dir, 'events.db'), synchronous: 'normal' });
+    const simulator = new SimulatorStore(dir);
+    closers.push(() => fs.rmSync(dir, { recursive: true, force: true }), () => store.close(), () => simulator.close());
+    await store.appendToStream('app-app_1', [
+      { type: 'AppCreated', data: { appId: 'app_1', userId: 'usr_1', createdAt: at, name: 'Bot', protocol: ['signal'], status: 'active', deliveryType: 'poll', webhookUrl: null, webhookAuthType: null, webhookAuthSecretEncrypted: null, webhookAuthHeaderName: null, apiKeyId: null } },
+      { type: 'AppMessengerAdded', data: { appId: 'app_1', appMessengerId: 'am_1', messenger: 'signal', status: 'processing', addedAt: at } },
+      { type: 'AppMessengerProvisioned', data: { appId: 'app_1', appMessengerId: 'am_1', address: BOT, provisionedAt: at } },
+    ]);
+    const models = createReadModels();
+    const runner: ProjectionRunner = await startProjectionRunner(store, models.all, log);
+    closers.push(() => runner.stop());
+    // The simulator's groups behind a switch that makes the daemon unreachable.
+    const real = new SimulatorConnector('signal', simulator);
+    const daemon = { down: false, calls: 0 };
+    const guarded = <K extends keyof GroupAdministration>(name: K) =>
+      (async (...args: unknown[]) => {
+        daemon.calls++;
+        if (daemon.down) throw new UnavailableError('signal-cli cannot be reached');
+        return (real.groups[name] as (...a: unknown[]) => unknown)(...args);
+      }) as GroupAdministration[K];
+    const groups: GroupAdministration = {
+      createGroup: guarded('createGroup'),
+      addMember: guarded('addMember'),
+      removeMember: guarded('removeMember'),
+      setRole: guarded('setRole'),
+      inviteLink: guarded('inviteLink'),
+      members: guarded('members'),
+    };
+    const connectors = new Map<'signal', MessengerConnector>([['signal', { ...real, messenger: 'signal', deliver: real.deliver.bind(real), listen: real.listen.bind(real), close: real.close.bind(real), groups }]]);
+    const start = async (): Promise<GroupAdministrator> => {
+      const administrator = await startGroupAdministrator({ store, sealer, apps: models.apps, groups: models.groups, connectors, log, syncIntervalMs: 60_000, retryDelaysMs: [] });
+      closers.push(() => administrator.stop());
+      return administrator;
+    };
+    const request = async (requestId: string, contactId: string) => {
+      let key: GroupKey | undefined;
+      const result = await handleCommand(
+        store,
+        groupStreamName('am_1'),
+        groupDecider,
+        async (state) => {
+          key = await groupKeyOf(store.keys, sealer, state, 'app_1', 'am_1');
+          return { type: 'RequestGroupChange' as const, data: { appId: 'app_1', appMessengerId: 'am_1', messenger: 'signal' as const, requestId, operation: 'add-member' as const, sealed: sealGroupField(sealer, key.raw, 'am_1', 'contact', contactId), keyId: key.id, groupName: 'Bot', now: new Date() } };
+        },
+        { actor: 'test' },
+        { keys: () => key?.changes },
+      );
+      expect(result.ok).toBe(true);
+    };
+    const types = async () => (await store.readStream(groupStreamName('am_1'))).events.map((e) => e.type);
+    return { store, daemon, start, request, types, simulator };
+  };
+
+  it('holds a request back while the daemon is away, without failing it, and carries it out once it is back', async () => {
+    const { daemon, start, request, types, simulator } = await setUp();
+    daemon.down = true;
+    await start();
+    await request('r1', ALICE);
+    await eventually(() => expect(daemon.calls).toBeGreaterThanOrEqual(2), 10_000);
+    expect(await types()).toEqual(['GroupChangeRequested']);
+    daemon.down = false;
+    await eventually(async () => expect(await types()).toEqual(['GroupChangeRequested', 'GroupCreated', 'GroupMembersSynced', 'GroupMemberAdded']), 10_000);
+    const [group] = simulator.groupsOwnedBy('signal', BOT);
+    expect(simulator.groupMembers('signal', group!.groupId)).toEqual([{ contactId: ALICE, role: 'member' }]);
+  });
+
+  it('changes nothing twice when it replays its requests after a crash', async () => {
+    const { store, start, request, types } = await setUp();
+    const first = await start();
+    await request('r1', ALICE);
+    await first.catchUp();
+    await eventually(async () => expect(await types()).toContain('GroupMemberAdded'), 10_000);
+    const before = await types();
+    await first.stop();
+    await store.storeCheckpoint('groups.signal', 0n);
+    const second = await start();
+    await second.catchUp();
+    expect(await types()).toEqual(before);
+  });
+});
