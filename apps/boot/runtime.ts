@@ -174,17 +174,16 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
     if (parts.delivery || parts.gateway) connectors = openConnectors(config, ctx.log);
     if (parts.gateway) {
       subscriptions.push(await startIdentityProvisioner(ctx.store, connectors!.byMessenger, ctx.log));
-      subscriptions.push(
-        await startGroupAdministrator({
-          store: ctx.store,
-          sealer: ctx.sealer,
-          apps: ctx.models.apps,
-          groups: ctx.models.groups,
-          connectors: connectors!.byMessenger,
-          log: ctx.log,
-          syncIntervalMs: config.GROUP_SYNC_INTERVAL_MS,
-        }),
-      );
+      const groupAdministrator = await startGroupAdministrator({
+        store: ctx.store,
+        sealer: ctx.sealer,
+        apps: ctx.models.apps,
+        groups: ctx.models.groups,
+        connectors: connectors!.byMessenger,
+        log: ctx.log,
+        syncIntervalMs: config.GROUP_SYNC_INTERVAL_MS,
+      });
+      subscriptions.push(groupAdministrator);
       health = startMessengerHealthMonitor({
         store: ctx.store,
         apps: ctx.models.apps,
@@ -194,10 +193,13 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
       });
       const inbound = inboundDepsOf(ctx);
       for (const connector of connectors!.byMessenger.values()) {
-        await connector.listen(async (message) => {
-          const result = await receiveInbound(inbound, message);
-          if (result.kind === 'unrouted') ctx.log.warn({ messenger: message.messenger, reason: result.reason }, 'inbound message not routed');
-        });
+        await connector.listen(
+          async (message) => {
+            const result = await receiveInbound(inbound, message);
+            if (result.kind === 'unrouted') ctx.log.warn({ messenger: message.messenger, reason: result.reason }, 'inbound message not routed');
+          },
+          (activity) => groupAdministrator.groupActivity(activity),
+        );
       }
     }
     if (parts.delivery) {

@@ -6,9 +6,9 @@ import type { MessageSealer } from '../../infra/crypto/message-sealer.ts';
 import { isUnavailable } from '../../infra/errors/unavailable.ts';
 import { startCheckpointedSubscription, type CheckpointedSubscription } from '../../infra/event-store/checkpointed-subscription.ts';
 import { DataKeyGoneError, type EventStore, type RecordedEvent } from '../../infra/event-store/port.ts';
-import { GroupOperationError, type GroupAdministration, type MessengerConnector } from '../../infra/messenger/port.ts';
+import { GroupOperationError, type GroupActivity, type GroupAdministration, type MessengerConnector } from '../../infra/messenger/port.ts';
 import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
-import type { GroupsProjection } from '../../projections/groups/groups-projection.ts';
+import type { GroupsProjection, GroupView } from '../../projections/groups/groups-projection.ts';
 import { handleCommand } from '../commands/handle-command.ts';
 import { membersDigest, openGroupField, openGroupKey, sealGroupField, sealMembers } from '../commands/group-seal.ts';
 import { checkpoints } from './topology.ts';
@@ -31,10 +31,15 @@ export interface GroupAdministrator {
   catchUp(): Promise<void>;
   /** One sync of every group's members now. */
   syncAll(): Promise<void>;
+  /** A daemon told of a change in a bot's group: its members are read again shortly. */
+  groupActivity(activity: GroupActivity): void;
   stop(): Promise<void>;
 }
 
 type Requested = Extract<GroupEvent, { type: 'GroupChangeRequested' }>;
+
+/** How long reported group activity is gathered before the groups are read again. */
+const ACTIVITY_GATHER_MS = 200;
 
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -162,24 +167,27 @@ export const startGroupAdministrator = async (deps: GroupAdministratorDeps): Pro
     );
   }
 
-  let syncing: Promise<void> | undefined;
-  const syncRound = async () => {
-    for (const view of deps.groups.created()) {
-      const groups = deps.connectors.get(view.messenger)?.groups;
-      const appMessenger = deps.apps.appMessenger(view.appMessengerId);
-      if (!groups || !appMessenger?.address) continue;
-      try {
-        const stream = await deps.store.readStream(groupStreamName(view.appMessengerId));
-        const state = stream.events.reduce((s, e) => groupDecider.evolve(s, e as unknown as GroupEvent), groupDecider.initialState());
-        const raw = await openGroupKey(deps.store.keys, deps.sealer, view.keyId);
-        await syncMembers(view.appMessengerId, state, groups, appMessenger.address, raw, view.appId, view.messenger);
-      } catch (error) {
-        log.warn({ err: error, appMessengerId: view.appMessengerId }, 'group members not synced; trying again next round');
-      }
+  /** Reads one group's members from its messenger and records them when they changed; `onlyGroupId`: if it is that group. */
+  const syncOne = async (view: Readonly<GroupView>, onlyGroupId?: string) => {
+    const groups = deps.connectors.get(view.messenger)?.groups;
+    const appMessenger = deps.apps.appMessenger(view.appMessengerId);
+    if (!groups || !appMessenger?.address) return;
+    try {
+      const stream = await deps.store.readStream(groupStreamName(view.appMessengerId));
+      const state = stream.events.reduce((s, e) => groupDecider.evolve(s, e as unknown as GroupEvent), groupDecider.initialState());
+      const raw = await openGroupKey(deps.store.keys, deps.sealer, view.keyId);
+      if (onlyGroupId !== undefined && (state.group === null || openGroupField(deps.sealer, raw, view.appMessengerId, 'group', state.group) !== onlyGroupId)) return;
+      await syncMembers(view.appMessengerId, state, groups, appMessenger.address, raw, view.appId, view.messenger);
+    } catch (error) {
+      log.warn({ err: error, appMessengerId: view.appMessengerId }, 'group members not synced; trying again next round');
     }
   };
+
+  let syncing: Promise<void> | undefined;
   const syncAll = () => {
-    syncing ??= syncRound().finally(() => (syncing = undefined));
+    syncing ??= (async () => {
+      for (const view of deps.groups.created()) await syncOne(view);
+    })().finally(() => (syncing = undefined));
     return syncing;
   };
   let stopped = false;
@@ -188,14 +196,38 @@ export const startGroupAdministrator = async (deps: GroupAdministratorDeps): Pro
   }, deps.syncIntervalMs);
   timer.unref();
 
+  /** Activity the daemons report, gathered for a moment (one change often comes as several events). */
+  const active = new Map<string, string>();
+  let activityTimer: NodeJS.Timeout | undefined;
+  let activitySync: Promise<void> = Promise.resolve();
+  const groupActivity = (activity: GroupActivity) => {
+    const appMessenger = deps.apps.byBotAddress(activity.messenger, activity.to);
+    if (stopped || !appMessenger || !deps.groups.group(appMessenger.id)?.group) return;
+    active.set(appMessenger.id, activity.groupId);
+    activityTimer ??= setTimeout(() => {
+      activityTimer = undefined;
+      const due = [...active];
+      active.clear();
+      activitySync = activitySync.then(async () => {
+        for (const [appMessengerId, groupId] of due) {
+          const view = deps.groups.group(appMessengerId);
+          if (view) await syncOne(view, groupId);
+        }
+      });
+    }, ACTIVITY_GATHER_MS);
+  };
+
   return {
     catchUp: async () => {
       await Promise.all(subscriptions.map((s) => s.catchUp()));
     },
     syncAll,
+    groupActivity,
     stop: async () => {
       stopped = true;
       clearInterval(timer);
+      if (activityTimer) clearTimeout(activityTimer);
+      await activitySync;
       await syncing;
       await Promise.all(subscriptions.map((s) => s.stop()));
     },

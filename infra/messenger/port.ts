@@ -34,6 +34,14 @@ export interface InboundFromContact {
   readonly externalId?: string;
 }
 
+/** Something changed in a group of a bot identity (a member joined, left, or was changed by someone). */
+export interface GroupActivity {
+  readonly messenger: Messenger;
+  /** The bot identity whose group it is. */
+  readonly to: string;
+  readonly groupId: string;
+}
+
 /** What a messenger's daemon says of itself when asked. */
 export type DaemonHealth =
   | { readonly reachable: false; readonly reason: string }
@@ -95,7 +103,10 @@ export interface MessengerConnector {
   deliver(delivery: OutboundDelivery): Promise<DeliveryResult>;
   /** For a connector on a daemon: asks the daemon now whether it answers and which identities it has. */
   checkHealth?(): Promise<DaemonHealth>;
-  /** Starts reporting inbound messages; resolves when listening. */
-  listen(onInbound: (message: InboundFromContact) => Promise<void>): Promise<void>;
+  /**
+   * Starts reporting inbound messages, and changes in the bots' groups where the daemon tells of
+   * them (so that the group's member list is read again at once); resolves when listening.
+   */
+  listen(onInbound: (message: InboundFromContact) => Promise<void>, onGroupActivity?: (activity: GroupActivity) => void): Promise<void>;
   close(): Promise<void>;
 }

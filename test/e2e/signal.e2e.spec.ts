@@ -5,7 +5,7 @@
  * across a Relay restart, a dropped daemon connection, and a SIGKILL after the message was recorded.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeSignalCli } from '../support/fake-signal-cli.ts';
+import { FakeSignalCli, groupUpdateEnvelope } from '../support/fake-signal-cli.ts';
 import { api, createAccount, pollMessages, createKey, dashboard, waitFor, type Account } from '../support/account-fixture.ts';
 import { BOT, envelopeFrom, GROUP } from '../support/signal-fixture.ts';
 import { startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
@@ -149,6 +149,13 @@ describe.each(['http', 'tcp'] as const)('Signal on signal-cli over %s (fake daem
     expect([...onDaemon!.admins].sort()).toEqual([CONTACT, BOT].sort());
     const link = await dashboard(relay, account, 'GET', `/group/invite-link?appMessengerId=${appMessengerId}`);
     expect(link).toEqual({ status: 200, body: { appMessengerId, messenger: 'signal', groupId: listed.body.groupId, inviteLink: onDaemon!.link } });
+    // Someone joins by the link: signal-cli tells the group's members, and the list is read again at once.
+    fake.groups.join(listed.body.groupId, '+15550100055');
+    fake.receive(BOT, groupUpdateEnvelope({ number: '+15550100055', uuid: '5b0a1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d' }, listed.body.groupId, ++clock));
+    await waitFor(async () => {
+      const now = await dashboard(relay, account, 'GET', `/group/members?appMessengerId=${appMessengerId}`);
+      return now.body.memberCount === 2 ? now.body.members : undefined;
+    }, 10_000, 'the member who joined by the link');
     fake.groups.markUnregistered('+15550100077');
     expect(await dashboard(relay, account, 'POST', '/group/members/add', { appMessengerId, contactId: '+15550100077' })).toEqual({
       status: 400,

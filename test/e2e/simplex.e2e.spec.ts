@@ -22,7 +22,7 @@ describe('SimpleX on simplex-chat (fake daemon)', () => {
   const started: RelayProcess[] = [];
 
   const start = async (dataDir?: string) => {
-    relay = await startRelayProcess({ env: { SIMPLEX_WS_URL: fake.url, RATE_LIMIT_POLL_PER_MIN: '100000', GROUP_SYNC_INTERVAL_MS: '300' }, ...(dataDir ? { dataDir } : {}) });
+    relay = await startRelayProcess({ env: { SIMPLEX_WS_URL: fake.url, RATE_LIMIT_POLL_PER_MIN: '100000' }, ...(dataDir ? { dataDir } : {}) });
     started.push(relay);
     await waitFor(() => (fake.listeners > 0 ? true : undefined), 10_000, 'Relay connected to simplex-chat');
   };
@@ -94,9 +94,13 @@ describe('SimpleX on simplex-chat (fake daemon)', () => {
     const group = fake.group(Number(invited.body.groupId))!;
     expect(group).toMatchObject({ userId: fake.userIdOfAddress(address), name: 'Support_bot' });
 
-    // The contact accepts: the next sync shows them joined.
+    // The contact accepts: simplex-chat tells the bot (joinedGroupMember), and the list is read again at once.
     fake.acceptInvitation(group.groupId, contact);
     await waitFor(async () => ((await members()).body.members[0]?.status === 'joined' ? true : undefined), 10_000, 'the member joined');
+    // Someone the bot has no contact for joins by the link: listed by their group member id, as their messages give it.
+    const stranger = fake.memberJoinsByLink(group.groupId);
+    await waitFor(async () => ((await members()).body.memberCount === 2 ? true : undefined), 10_000, 'the member who joined by the link');
+    expect((await members()).body.members).toContainEqual({ contactId: String(stranger), role: 'member', status: 'joined' });
     expect((await dashboard(relay, account, 'POST', '/group/promote-admin', { appMessengerId, contactId: String(contact) })).status).toBe(200);
     expect(group.members[0]).toMatchObject({ memberContactId: contact, memberRole: 'admin' });
 

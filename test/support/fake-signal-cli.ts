@@ -311,3 +311,9 @@ export const groupEnvelope = (source: { number?: string; uuid: string }, groupId
   const envelope = directEnvelope(source, text, timestamp);
   return { ...envelope, dataMessage: { ...envelope.dataMessage, groupInfo: { groupId, type: 'DELIVER' } } };
 };
+
+/** A group change (a member joined, left, was made admin…) as signal-cli hands it to the group's members: `groupInfo.type` `UPDATE`, no text. */
+export const groupUpdateEnvelope = (source: { number?: string; uuid: string }, groupId: string, timestamp: number) => {
+  const envelope = directEnvelope(source, '', timestamp);
+  return { ...envelope, dataMessage: { timestamp, message: null, expiresInSeconds: 0, viewOnce: false, groupInfo: { groupId, groupName: 'Support bot', revision: 2, type: 'UPDATE' } } };
+};

@@ -15,7 +15,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 
 type FakeUser = { userId: number; displayName: string; address?: { connFullLink: string; connShortLink: string }; autoAccept: boolean };
 type FakeContact = { contactId: number; userId: number; name: string };
-type FakeMember = { groupMemberId: number; memberContactId: number; memberRole: string; memberStatus: string };
+type FakeMember = { groupMemberId: number; memberContactId?: number; memberRole: string; memberStatus: string };
 type FakeGroup = { groupId: number; userId: number; name: string; members: FakeMember[]; link?: { connFullLink: string; connShortLink: string } };
 
 const ROLE = '(owner|admin|moderator|member|observer)';
@@ -95,11 +95,22 @@ export class FakeSimplexChat {
     return this.groups.get(groupId);
   }
 
-  /** As if the invited contact accepted the group invitation. */
+  /** As if the invited contact accepted the group invitation: `joinedGroupMember` to the bot. */
   acceptInvitation(groupId: number, contactId: number): void {
     const member = this.groups.get(groupId)?.members.find((m) => m.memberContactId === contactId && m.memberStatus === 'invited');
     if (!member) throw new Error(`contact ${contactId} has no invitation to group ${groupId}`);
     member.memberStatus = 'connected';
+    const group = this.groups.get(groupId)!;
+    this.emit({ type: 'joinedGroupMember', user: this.userJson(this.users.get(group.userId)!), groupInfo: this.groupInfo(group), member: this.memberJson(group, member) });
+  }
+
+  /** As if someone joined through the group's link (a member the bot has no contact for): `joinedGroupMember`. */
+  memberJoinsByLink(groupId: number): number {
+    const group = this.groups.get(groupId)!;
+    const member: FakeMember = { groupMemberId: this.nextId++, memberRole: 'member', memberStatus: 'connected' };
+    group.members.push(member);
+    this.emit({ type: 'joinedGroupMember', user: this.userJson(this.users.get(group.userId)!), groupInfo: this.groupInfo(group), member: this.memberJson(group, member) });
+    return member.groupMemberId;
   }
 
   /** A contact of `userId`'s, as if they had connected through its address. */
@@ -255,7 +266,7 @@ export class FakeSimplexChat {
   }
 
   private memberJson(group: FakeGroup, member: FakeMember) {
-    const contact = this.contacts.get(member.memberContactId);
+    const contact = member.memberContactId === undefined ? undefined : this.contacts.get(member.memberContactId);
     return { ...member, groupId: group.groupId, memberId: `m${member.groupMemberId}==`, memberCategory: 'invitee', localDisplayName: contact?.name ?? 'member', memberProfile: { displayName: contact?.name ?? 'member', fullName: '' } };
   }
 

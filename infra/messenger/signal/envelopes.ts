@@ -4,7 +4,7 @@
  * devices, and attachments without text are not (they are skipped without a trace).
  */
 import { z } from 'zod';
-import type { InboundFromContact } from '../port.ts';
+import type { GroupActivity, InboundFromContact } from '../port.ts';
 
 const receiveParams = z.object({
   account: z.string().min(1),
@@ -17,13 +17,18 @@ const receiveParams = z.object({
       .object({
         timestamp: z.number().int().nullish(),
         message: z.string().nullish(),
-        groupInfo: z.object({ groupId: z.string().min(1) }).nullish(),
+        groupInfo: z.object({ groupId: z.string().min(1), type: z.string().nullish() }).passthrough().nullish(),
       })
       .nullish(),
   }),
 });
 
-export type EnvelopeReading = { readonly kind: 'message'; readonly message: InboundFromContact } | { readonly kind: 'skipped' } | { readonly kind: 'malformed'; readonly reason: string };
+export type EnvelopeReading =
+  | { readonly kind: 'message'; readonly message: InboundFromContact }
+  /** A group of the account changed (signal-cli's `groupInfo.type` `UPDATE`: members, admins, link). */
+  | { readonly kind: 'group-update'; readonly activity: GroupActivity }
+  | { readonly kind: 'skipped' }
+  | { readonly kind: 'malformed'; readonly reason: string };
 
 /**
  * The sender is the contact's number when Signal shows it, else their ACI (a UUID): the contactId
@@ -35,6 +40,7 @@ export const readEnvelope = (params: unknown): EnvelopeReading => {
   if (!parsed.success) return { kind: 'malformed', reason: `a receive notification of unexpected shape (${parsed.error.issues[0]?.path.join('.') ?? '?'})` };
   const { account, envelope } = parsed.data;
   const data = envelope.dataMessage;
+  if (data?.groupInfo?.type === 'UPDATE' && !data.message) return { kind: 'group-update', activity: { messenger: 'signal', to: account, groupId: data.groupInfo.groupId } };
   if (!data || typeof data.message !== 'string' || data.message === '') return { kind: 'skipped' };
   const contactId = envelope.sourceNumber ?? envelope.sourceUuid ?? envelope.source;
   if (!contactId) return { kind: 'malformed', reason: 'a data message without a sender' };

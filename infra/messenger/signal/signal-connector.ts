@@ -10,7 +10,7 @@
  */
 import { InboundHandoff } from '../inbound-handoff.ts';
 import { rejectionOf } from '../messenger-rules.ts';
-import type { DaemonHealth, DeliveryResult, InboundFromContact, MessengerConnector, OutboundDelivery } from '../port.ts';
+import type { DaemonHealth, DeliveryResult, GroupActivity, InboundFromContact, MessengerConnector, OutboundDelivery } from '../port.ts';
 import { identitiesOfAccounts } from './accounts.ts';
 import { readEnvelope } from './envelopes.ts';
 import { recipientOf } from './recipients.ts';
@@ -68,13 +68,14 @@ export class SignalConnector implements MessengerConnector {
     return { reachable: true, identities: new Set(identitiesOfAccounts(accounts)) };
   }
 
-  async listen(onInbound: (message: InboundFromContact) => Promise<void>): Promise<void> {
+  async listen(onInbound: (message: InboundFromContact) => Promise<void>, onGroupActivity?: (activity: GroupActivity) => void): Promise<void> {
     this.handoff.start(onInbound);
     this.options.rpc.listen(
       (params) => {
         const reading = readEnvelope(params);
         if (reading.kind === 'malformed') return this.options.log.warn({ component: 'signal' }, `skipped ${reading.reason}`);
         if (reading.kind === 'skipped') return;
+        if (reading.kind === 'group-update') return onGroupActivity?.(reading.activity);
         this.handoff.push(reading.message);
       },
       (state) => {

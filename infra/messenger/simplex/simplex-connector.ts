@@ -10,7 +10,7 @@
  */
 import { rejectionOf } from '../messenger-rules.ts';
 import { InboundHandoff, type HandoffLog } from '../inbound-handoff.ts';
-import type { DaemonHealth, DeliveryResult, InboundFromContact, MessengerConnector, OutboundDelivery } from '../port.ts';
+import type { DaemonHealth, DeliveryResult, GroupActivity, InboundFromContact, MessengerConnector, OutboundDelivery } from '../port.ts';
 import { readNewChatItems } from './chat-items.ts';
 import { outcomeOfSendError } from './send-outcome.ts';
 import { SimplexGroups } from './simplex-groups.ts';
@@ -31,6 +31,8 @@ type Link = { connFullLink?: string; connShortLink?: string };
 
 const linkOf = (link: Link | undefined): string | undefined => link?.connShortLink ?? link?.connFullLink;
 const DIGITS = /^\d{1,19}$/;
+/** Events that change who is in a group, or their role (bots/api/EVENTS.md). */
+const GROUP_EVENTS = new Set(['joinedGroupMember', 'connectedToGroupMember', 'leftMember', 'deletedMember', 'memberRole', 'memberAcceptedByOther']);
 
 export const userNameOf = (appMessengerId: string) => `relay-${appMessengerId}`;
 
@@ -44,6 +46,7 @@ export class SimplexConnector implements MessengerConnector {
   private exclusive: Promise<unknown> = Promise.resolve();
   /** Events are read in order (a lookup of an unknown user's address must not reorder them). */
   private events: Promise<void> = Promise.resolve();
+  private onGroupActivity: ((activity: GroupActivity) => void) | undefined;
   readonly groups: SimplexGroups = new SimplexGroups((from, work) =>
     this.alone(async () => {
       const userId = await this.userIdOf(from);
@@ -119,7 +122,8 @@ export class SimplexConnector implements MessengerConnector {
     }
   }
 
-  async listen(onInbound: (message: InboundFromContact) => Promise<void>): Promise<void> {
+  async listen(onInbound: (message: InboundFromContact) => Promise<void>, onGroupActivity?: (activity: GroupActivity) => void): Promise<void> {
+    this.onGroupActivity = onGroupActivity;
     this.handoff.start(onInbound);
     await this.client.start();
   }
@@ -131,6 +135,7 @@ export class SimplexConnector implements MessengerConnector {
 
   private async onEvent(event: SimplexResponse): Promise<void> {
     if (event.type === 'contactConnected') return this.options.log.info({}, 'a contact connected through a SimpleX address');
+    if (GROUP_EVENTS.has(event.type)) return this.reportGroupActivity(event);
     if (event.type !== 'newChatItems') return; // other events are not for Relay
     const { received, malformed } = readNewChatItems(event);
     if (malformed > 0) this.options.log.warn({ malformed }, 'skipped chat items of unexpected shape');
@@ -150,6 +155,15 @@ export class SimplexConnector implements MessengerConnector {
         externalId: `${item.userId}:${item.itemId}`,
       });
     }
+  }
+
+  /** A member joined, left, was removed or changed role in a group of one of the users. */
+  private async reportGroupActivity(event: SimplexResponse): Promise<void> {
+    const userId = (event.user as User | undefined)?.userId;
+    const groupId = (event.groupInfo as { groupId?: unknown } | undefined)?.groupId;
+    if (!this.onGroupActivity || typeof userId !== 'number' || typeof groupId !== 'number') return;
+    const to = this.addressOfUser.get(userId) ?? (await this.addressOf(userId, false).catch(() => undefined));
+    if (to) this.onGroupActivity({ messenger: 'simplex', to, groupId: String(groupId) });
   }
 
   private alone<T>(work: () => Promise<T>): Promise<T> {
