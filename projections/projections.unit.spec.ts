@@ -161,3 +161,35 @@ describe('read-model snapshots', () => {
     expect(copy.apps.appMessenger('am_1')?.status).toBe('disabled');
   });
 });
+
+describe('groups projection', () => {
+  const ref = { appId: 'app_1', appMessengerId: 'am_1', messenger: 'signal' };
+  const at = '2026-01-01T00:00:00.000Z';
+  const requested = (requestId: string, operation: string) =>
+    recorded('group-am_1', 'GroupChangeRequested', { ...ref, requestId, operation, sealed: operation === 'invite-link' ? null : 's2:c', keyId: 'k1', groupName: 'Bot', requestedAt: at });
+
+  it('keeps the sealed group, link and members, and what became of each request, telling listeners', () => {
+    const { groups } = createReadModels();
+    const changed: string[] = [];
+    groups.onChange((id) => changed.push(id));
+    groups.apply(requested('r1', 'add-member'));
+    expect(groups.outcome('am_1', 'r1')).toEqual({ status: 'pending', operation: 'add-member' });
+    groups.apply(recorded('group-am_1', 'GroupCreated', { ...ref, requestId: 'r1', sealed: 's2:group', keyId: 'k1', createdAt: at }));
+    groups.apply(recorded('group-am_1', 'GroupMembersSynced', { ...ref, sealed: 's2:list', keyId: 'k1', memberCount: 1, digest: 'd', syncedAt: at }));
+    groups.apply(recorded('group-am_1', 'GroupMemberAdded', { ...ref, requestId: 'r1', sealed: 's2:c', keyId: 'k1', changedAt: at }));
+    groups.apply(requested('r2', 'invite-link'));
+    groups.apply(recorded('group-am_1', 'GroupChangeFailed', { ...ref, requestId: 'r2', operation: 'invite-link', reason: 'Nope', failedAt: at }));
+    expect(groups.outcome('am_1', 'r1')).toEqual({ status: 'done', operation: 'add-member' });
+    expect(groups.outcome('am_1', 'r2')).toEqual({ status: 'failed', operation: 'invite-link', reason: 'Nope' });
+    expect(groups.group('am_1')).toMatchObject({ group: 's2:group', members: 's2:list', memberCount: 1, link: null });
+    expect(groups.created().map((g) => g.appMessengerId)).toEqual(['am_1']);
+    expect(changed).toEqual(['am_1', 'am_1', 'am_1', 'am_1', 'am_1']);
+  });
+
+  it('keeps the latest 50 requests of a group', () => {
+    const { groups } = createReadModels();
+    for (let i = 0; i < 60; i++) groups.apply(requested(`r${i}`, 'add-member'));
+    expect(groups.group('am_1')!.requests.map((r) => r.requestId)).toEqual(Array.from({ length: 50 }, (_, i) => `r${i + 10}`));
+    expect(groups.outcome('am_1', 'r9')).toBeUndefined();
+  });
+});

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { groupDecider, groupStreamName, type GroupState } from '../../domain/group/decider.ts';
 import type { GroupEvent, GroupOperation } from '../../domain/group/events.ts';
+import { fold } from '../../domain/shared/decider.ts';
 import type { Messenger } from '../../domain/shared/messengers.ts';
 import type { MessageSealer } from '../../infra/crypto/message-sealer.ts';
 import { isUnavailable } from '../../infra/errors/unavailable.ts';
@@ -71,6 +72,9 @@ export const startGroupAdministrator = async (deps: GroupAdministratorDeps): Pro
       keyId ? { keys: { require: [keyId] } } : {},
     );
 
+  const stateOf = async (appMessengerId: string): Promise<GroupState> =>
+    fold(groupDecider, (await deps.store.readStream(groupStreamName(appMessengerId))).events as unknown as GroupEvent[]);
+
   const fail = async (request: Requested, reason: string, recorded: RecordedEvent) => {
     await record(request.data.appMessengerId, { type: 'RecordGroupChangeFailed', data: { requestId: request.data.requestId, reason, now: new Date() } }, recorded);
     log.info({ appMessengerId: request.data.appMessengerId, operation: request.data.operation, reason }, 'group change refused');
@@ -100,8 +104,7 @@ export const startGroupAdministrator = async (deps: GroupAdministratorDeps): Pro
   const carryOut = async (recorded: RecordedEvent) => {
     const request = recorded as unknown as Requested;
     const { appMessengerId, requestId, operation, messenger, appId } = request.data;
-    const stream = await deps.store.readStream(groupStreamName(appMessengerId));
-    let state = stream.events.reduce((s, e) => groupDecider.evolve(s, e as unknown as GroupEvent), groupDecider.initialState());
+    let state = await stateOf(appMessengerId);
     if (!state.pending.has(requestId)) return; // carried out before a crash, or a replay
     const groups = deps.connectors.get(messenger)?.groups;
     if (!groups) return fail(request, `Groups are not supported on ${messenger}`, recorded);
@@ -173,8 +176,7 @@ export const startGroupAdministrator = async (deps: GroupAdministratorDeps): Pro
     const appMessenger = deps.apps.appMessenger(view.appMessengerId);
     if (!groups || !appMessenger?.address) return;
     try {
-      const stream = await deps.store.readStream(groupStreamName(view.appMessengerId));
-      const state = stream.events.reduce((s, e) => groupDecider.evolve(s, e as unknown as GroupEvent), groupDecider.initialState());
+      const state = await stateOf(view.appMessengerId);
       const raw = await openGroupKey(deps.store.keys, deps.sealer, view.keyId);
       if (onlyGroupId !== undefined && (state.group === null || openGroupField(deps.sealer, raw, view.appMessengerId, 'group', state.group) !== onlyGroupId)) return;
       await syncMembers(view.appMessengerId, state, groups, appMessenger.address, raw, view.appId, view.messenger);
