@@ -96,6 +96,10 @@ const stopParsing = (socket: ServerSocket) => {
     handle.readStart();
   }
   socket.resume();
+  // A request the parser was still reading when the connection began to close (the body of a
+  // pipelined request nobody reads) pauses the socket once its buffer is full: a closing socket
+  // is resumed at once, or it would stop reading, and be reset once it lingered idle.
+  socket.on('pause', () => process.nextTick(() => socket.resume()));
 };
 
 /**

@@ -227,6 +227,27 @@ describe('answers given before the request body is read', () => {
     expectHeaders(res, { connection: 'close', 'content-type': JSON_TYPE });
   });
 
+  it('goes on reading, without a reset, a pipelined body it began to parse when an earlier answer closed the connection', async () => {
+    // An HTTP/1.0 event stream ends close-delimited; behind it, pipelined, a dashboard request and a
+    // DELETE carrying 9 MB nobody reads, whose request paused the socket once its buffer was full, so
+    // that the lingering close stopped reading and reset the connection 2 s later (EPIPE at the
+    // client; the HTTP fuzz found it with HTTP_FUZZ_SEED=247273945).
+    const body = Buffer.alloc(9 * 1024 * 1024, 'd');
+    const conn = await RawConnection.open(relay.port);
+    const written = conn.write(
+      Buffer.concat([
+        Buffer.from(`GET /api/v1/events?follow=false HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\nAuthorization: Bearer ${key}\r\nContent-Length: 6\r\n\r\n{"x":"`),
+        Buffer.from(`PUT ${DASHBOARD}/app-messengers/a1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\nContent-Length: 10\r\n\r\n0123456789`),
+        Buffer.from(`DELETE ${DASHBOARD}/credentials/c1 HTTP/1.1\r\nHost: x\r\nCookie: ${cookie}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`),
+        body,
+      ]),
+    );
+    const res = await answer(conn, 'GET');
+    expect(res.status).toBe(200);
+    await written;
+    await endAndExpectClose(conn);
+  });
+
   it('keeps the connection after an error about a body it has read whole (invalid JSON)', async () => {
     const conn = await RawConnection.open(relay.port);
     await conn.write(
