@@ -49,6 +49,12 @@ export const configSchema = z.object({
   MAX_APPS_PER_USER: integer(25, 1),
   EVENTS_MAX_STREAMS_PER_KEY: integer(5, 1),
   EVENTS_MAX_STREAMS: integer(200, 1),
+  /** Webhook delivery of inbound messages (docs/webhooks.md). */
+  WEBHOOK_TIMEOUT_MS: integer(10_000, 100),
+  WEBHOOK_MAX_ATTEMPTS: integer(8, 1),
+  WEBHOOK_BACKOFF_BASE_MS: integer(1000, 0),
+  WEBHOOK_BACKOFF_MAX_MS: integer(300_000, 0),
+  WEBHOOK_IDLE_POLL_MS: integer(1000, 10),
   WEBHOOK_ALLOW_LOCAL: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   RELAY_SECRET_KEY: z

@@ -13,6 +13,8 @@ import { startQueuePublisher } from '../pipeline/queue-publisher.ts';
 import { startGroupAdministrator } from '../pipeline/group-administrator.ts';
 import { startIdentityProvisioner } from '../pipeline/identity-provisioner.ts';
 import { startBodyShredder, type BodyShredder } from '../pipeline/body-shredder.ts';
+import { startWebhookDispatcher, type WebhookDispatcher } from '../pipeline/webhook-dispatcher.ts';
+import { topics } from '../pipeline/topology.ts';
 import { inboundDepsOf, receiveInbound } from '../pipeline/inbound-receiver.ts';
 import { createBodyOpener } from '../pipeline/sealed-bodies.ts';
 import type { CheckpointedSubscription } from '../../infra/event-store/checkpointed-subscription.ts';
@@ -166,6 +168,7 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
   const subscriptions: CheckpointedSubscription[] = [];
   const consumers: Consumer[] = [];
   let shredder: BodyShredder | undefined;
+  let webhooks: WebhookDispatcher | undefined;
   let connectors: Connectors | undefined;
   let health: HealthMonitor | undefined;
   let http: HttpParts | undefined;
@@ -204,7 +207,33 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
     }
     if (parts.delivery) {
       const bodies = createBodyOpener(ctx.store, ctx.sealer);
-      subscriptions.push(await startQueuePublisher(ctx.store, ctx.broker, ctx.log, (event) => bodies.remember(event)));
+      const hooks = (webhooks = startWebhookDispatcher({
+        store: ctx.store,
+        broker: ctx.broker,
+        sealer: ctx.sealer,
+        secrets: ctx.secrets,
+        apps: ctx.models.apps,
+        settings: {
+          timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+          maxAttempts: config.WEBHOOK_MAX_ATTEMPTS,
+          baseDelayMs: config.WEBHOOK_BACKOFF_BASE_MS,
+          maxDelayMs: config.WEBHOOK_BACKOFF_MAX_MS,
+          idlePollMs: config.WEBHOOK_IDLE_POLL_MS,
+          allowLocal: config.WEBHOOK_ALLOW_LOCAL,
+        },
+        log: ctx.log.child({ component: 'webhooks' }),
+      }));
+      subscriptions.push(
+        await startQueuePublisher(
+          ctx.store,
+          ctx.broker,
+          ctx.log,
+          (event) => bodies.remember(event),
+          (records) => {
+            for (const record of records) if (record.key !== undefined && record.topic === topics.inbound(record.key)) hooks.wake(record.key);
+          },
+        ),
+      );
       // Analytics consumers subscribe to Kafka's events.<category>; nobody outside reads the embedded log.
       if (config.BROKER === 'kafka') subscriptions.push(await startEventTopicsPublisher(ctx.store, ctx.broker, ctx.log));
       consumers.push(
@@ -227,6 +256,7 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
     }
   } catch (error) {
     await ctx.log.flush?.();
+    await webhooks?.stop();
     await shredder?.stop();
     await health?.stop();
     await connectors?.close().catch(() => undefined);
@@ -242,6 +272,7 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
       (closing ??= (async () => {
         await http?.close();
         for (const consumer of consumers) await consumer.stop();
+        await webhooks?.stop();
         await shredder?.stop();
         await health?.stop();
         for (const subscription of subscriptions) await subscription.stop();

@@ -68,9 +68,17 @@ export const topicChangesFor = (event: RecordedEvent): { create: string[]; delet
 
 /**
  * Starts the publisher. `seen` is told every event it publishes from, before the records are
- * published (the delivery worker of this thread keeps the send batches' sealed bodies from it).
+ * published (the delivery worker of this thread keeps the send batches' sealed bodies from it);
+ * `published`, the records once published.
  */
-export const startQueuePublisher = (store: EventStore, broker: Broker, log: Logger, seen?: (event: RecordedEvent) => void): Promise<CheckpointedSubscription> =>
+export const startQueuePublisher = (
+  store: EventStore,
+  broker: Broker,
+  log: Logger,
+  seen?: (event: RecordedEvent) => void,
+  /** Told the records it published, once they are in the broker (the webhook dispatcher wakes on them). */
+  published?: (records: readonly OutgoingRecord[]) => void,
+): Promise<CheckpointedSubscription> =>
   startCheckpointedSubscription(store, {
     name: checkpoints.queuePublisher,
     filter: QUEUE_PUBLISHER_FILTER,
@@ -81,7 +89,10 @@ export const startQueuePublisher = (store: EventStore, broker: Broker, log: Logg
       // In order: records of an app published before its deletion, then the queue deleted with them.
       let records: OutgoingRecord[] = [];
       const flush = async () => {
-        if (records.length > 0) await broker.publish(records);
+        if (records.length > 0) {
+          await broker.publish(records);
+          published?.(records);
+        }
         records = [];
       };
       for (const event of events) {

@@ -55,13 +55,17 @@ const validateSettings = (settings: Partial<AppSettings>) => {
   return undefined;
 };
 
+/** Delivery by webhook needs somewhere to deliver to. */
+const webhookProblem = (settings: AppSettings) =>
+  settings.deliveryType === 'webhook' && !settings.webhookUrl ? domainError('validation', 'webhookUrl is required when deliveryType is webhook') : undefined;
+
 export const decide = (command: AppCommand, state: AppState): Decision<AppEvent> => {
   switch (command.type) {
     case 'CreateApp': {
       if (state.status !== 'none') return domainError('conflict', 'App already exists');
       const { appId, userId, settings, appMessengerIds, liveApps, maxPerUser, now } = command.data;
       if (liveApps >= maxPerUser) return domainError('limit', `App limit reached: at most ${maxPerUser} per user`);
-      const invalid = validateSettings(settings);
+      const invalid = validateSettings(settings) ?? webhookProblem(settings);
       if (invalid) return invalid;
       const protocol = [...new Set(settings.protocol)];
       return [
@@ -72,7 +76,7 @@ export const decide = (command: AppCommand, state: AppState): Decision<AppEvent>
     case 'UpdateApp': {
       if (state.status !== 'live' || state.userId !== command.data.userId) return appNotFound;
       const { changes, appMessengerIds, now } = command.data;
-      const invalid = validateSettings(changes);
+      const invalid = validateSettings(changes) ?? webhookProblem({ ...state.settings, ...changes });
       if (invalid) return invalid;
       const normalised: Partial<AppSettings> = { ...changes };
       if (changes.name !== undefined) normalised.name = changes.name.trim();

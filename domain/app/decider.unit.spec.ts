@@ -145,4 +145,15 @@ describe('app decider', () => {
       .given([...created, { type: 'AppDeleted', data: { appId: 'app_1', userId: 'usr_1', deletedAt: at } }])
       .when({ type: 'DeleteApp', data: { userId: 'usr_1', now } })
       .thenFails('not_found'));
+  it('refuses delivery by webhook without a webhookUrl, on create and on update', () => {
+    spec
+      .given([])
+      .when({ type: 'CreateApp', data: { appId: 'app_1', userId: 'usr_1', settings: { ...settings, deliveryType: 'webhook' }, appMessengerIds: ids, liveApps: 0, maxPerUser: 25, now } })
+      .thenFails('validation', 'webhookUrl is required when deliveryType is webhook');
+    spec.given(created).when({ type: 'UpdateApp', data: { userId: 'usr_1', changes: { deliveryType: 'webhook' }, appMessengerIds: ids, now } }).thenFails('validation', 'webhookUrl is required when deliveryType is webhook');
+    spec
+      .given(created)
+      .when({ type: 'UpdateApp', data: { userId: 'usr_1', changes: { deliveryType: 'webhook', webhookUrl: 'https://example.com/hook' }, appMessengerIds: ids, now } })
+      .then([{ type: 'AppUpdated', data: { appId: 'app_1', changes: { deliveryType: 'webhook', webhookUrl: 'https://example.com/hook' }, updatedAt: at } }]);
+  });
 });

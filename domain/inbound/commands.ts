@@ -20,4 +20,10 @@ export interface ReceiveMessage {
   };
 }
 
-export type InboundCommand = ReceiveMessage;
+/** Record that the app's webhook did not take the message after every attempt. */
+export interface AbandonWebhookDelivery {
+  type: 'AbandonWebhookDelivery';
+  data: { messageId: string; appId: string; attempts: number; lastStatus: number | null; reason: string; now: Date };
+}
+
+export type InboundCommand = ReceiveMessage | AbandonWebhookDelivery;

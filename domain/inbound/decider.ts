@@ -6,7 +6,7 @@ import { parseCommand } from './slash-commands.ts';
 /** One stream per inbound message: the same messenger message seen twice is recorded once. */
 export const inboundStreamName = (messageId: string) => `inbound-${messageId}`;
 
-export type InboundState = { status: 'none' } | { status: 'received' };
+export type InboundState = { status: 'none' } | { status: 'received' } | { status: 'abandoned' };
 
 export const decide = (command: InboundCommand, state: InboundState): Decision<InboundEvent> => {
   switch (command.type) {
@@ -33,8 +33,13 @@ export const decide = (command: InboundCommand, state: InboundState): Decision<I
         },
       ];
     }
+    case 'AbandonWebhookDelivery': {
+      if (state.status !== 'received') return [];
+      const { messageId, appId, attempts, lastStatus, reason, now } = command.data;
+      return [{ type: 'InboundWebhookAbandoned', data: { messageId, appId, attempts, lastStatus, reason, abandonedAt: now.toISOString() } }];
+    }
     default:
-      return assertNever(command.type);
+      return assertNever(command);
   }
 };
 
@@ -42,8 +47,10 @@ export const evolve = (_state: InboundState, event: InboundEvent): InboundState 
   switch (event.type) {
     case 'InboundMessageReceived':
       return { status: 'received' };
+    case 'InboundWebhookAbandoned':
+      return { status: 'abandoned' };
     default:
-      return assertNever(event.type);
+      return assertNever(event);
   }
 };
 

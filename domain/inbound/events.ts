@@ -23,7 +23,14 @@ export interface InboundMessage {
   command?: string;
 }
 
-export type InboundEvent = { type: 'InboundMessageReceived'; data: InboundMessage & { receivedAt: string } };
+export type InboundEvent =
+  | { type: 'InboundMessageReceived'; data: InboundMessage & { receivedAt: string } }
+  /**
+   * An app delivered by webhook did not take the message after every attempt: it left the app's
+   * queue (a dead letter), and its body is forgotten. The reason is the last attempt's (a status,
+   * a timeout), never the URL.
+   */
+  | { type: 'InboundWebhookAbandoned'; data: { messageId: string; appId: string; attempts: number; lastStatus: number | null; reason: string; abandonedAt: string } };
 
 /** What an inbound message's sealed payload is bound to: it opens for that message only. */
 export const inboundBinding = (messageId: string) => `inbound-${messageId}`;

@@ -117,6 +117,11 @@ export class AppsProjection implements Projection {
     return this.byId.get(appId);
   }
 
+  /** Every live app. */
+  allApps(): AppView[] {
+    return [...this.byId.values()];
+  }
+
   appsOf(userId: string): AppView[] {
     return [...this.byId.values()].filter((app) => app.userId === userId);
   }

@@ -45,7 +45,9 @@ export const pollRoute =
         if (caller.appIds.length === 0) return reply.code(401).send({ error: AUTH_ERRORS.noApps });
         const decision = limiter.consume(`poll:${caller.credential.credentialId}`, 1, ctx.config.RATE_LIMIT_POLL_PER_MIN);
         if (!decision.allowed) return sendRateLimited(ctx, 'poll', reply, decision.resetAt);
-        const { messages, keyIds, failure } = await popRoundRobin(ctx, caller.appIds, limit);
+        // An app delivered by webhook has its messages POSTed to it: a poll does not compete for them.
+        const polled = caller.appIds.filter((appId) => ctx.models.apps.app(appId)?.settings.deliveryType !== 'webhook');
+        const { messages, keyIds, failure } = await popRoundRobin(ctx, polled, limit);
         if (failure !== undefined) {
           // What was popped before the failure is returned: a poll never loses what it popped.
           request.log.error({ err: failure, returned: messages.length }, 'poll failed');

@@ -1,0 +1,187 @@
+import type { Logger } from 'pino';
+import { Webhook } from 'standardwebhooks';
+import { inboundDecider, inboundStreamName } from '../../domain/inbound/decider.ts';
+import type { Broker, ConsumedRecord } from '../../infra/broker/port.ts';
+import type { SecretBox } from '../../infra/crypto/secret-box.ts';
+import type { MessageSealer } from '../../infra/crypto/message-sealer.ts';
+import type { EventStore } from '../../infra/event-store/port.ts';
+import { postWebhook, type WebhookOutcome } from '../../infra/net/webhook-client.ts';
+import type { LookupFunction } from 'node:net';
+import type { AppView, AppsProjection } from '../../projections/apps/apps-projection.ts';
+import { openInboundRecords, type OpenedInbound } from '../api/polled-messages.ts';
+import { handleCommand } from '../commands/handle-command.ts';
+import { topics } from './topology.ts';
+
+export interface WebhookSettings {
+  readonly timeoutMs: number;
+  /** Attempts before a message is given up on (a dead letter). */
+  readonly maxAttempts: number;
+  /** The pause after the first failed attempt; it doubles up to `maxDelayMs`. */
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+  /** How often every webhook app's queue is looked at without being woken (messages from before a start, from other processes). */
+  readonly idlePollMs: number;
+  readonly allowLocal: boolean;
+}
+
+export interface WebhookDispatcherDeps {
+  readonly store: EventStore;
+  readonly broker: Broker;
+  readonly sealer: MessageSealer;
+  readonly secrets: SecretBox;
+  readonly apps: AppsProjection;
+  readonly settings: WebhookSettings;
+  readonly log: Logger;
+  readonly lookup?: LookupFunction;
+}
+
+export interface WebhookDispatcher {
+  /** A message may have been queued for this app. */
+  wake(appId: string): void;
+  stop(): Promise<void>;
+}
+
+/** At most this many apps' webhooks are called at once. */
+const PARALLEL_APPS = 8;
+
+class NotTaken extends Error {
+  constructor(readonly outcome: Extract<WebhookOutcome, { ok: false }>) {
+    super(outcome.reason);
+  }
+}
+
+/** The headers that authenticate Relay to the receiver (docs/webhooks.md) and the Standard Webhooks signature. */
+export const webhookHeaders = (app: AppView, secret: string | null, messageId: string, body: string, now: Date): Record<string, string> => {
+  const headers: Record<string, string> = { 'user-agent': 'Relay-Webhooks', 'webhook-id': messageId, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)) };
+  if (secret === null) return headers;
+  headers['webhook-signature'] = new Webhook(secret, { format: 'raw' }).sign(messageId, now, body);
+  if (app.settings.webhookAuthType === 'bearer') headers.authorization = `Bearer ${secret}`;
+  else if (app.settings.webhookAuthType === 'header' && app.settings.webhookAuthHeaderName) headers[app.settings.webhookAuthHeaderName.toLowerCase()] = secret;
+  return headers;
+};
+
+/**
+ * Delivers the inbound messages of apps whose `deliveryType` is `webhook`: each message of the
+ * app's queue, oldest first, is POSTed to its `webhookUrl` as the polled-message JSON, and leaves
+ * the queue only once the receiver answered 2xx (at least once: a receiver may see a message
+ * again after a crash, with the same `webhook-id`). A receiver that fails holds its app's queue
+ * (order is kept) and is tried again after 1 s, 2 s, 4 s … up to `maxDelayMs`; after
+ * `maxAttempts` the message is given up on: it leaves the queue, `InboundWebhookAbandoned` is
+ * recorded, and its body is forgotten. An app switched back to `poll` keeps its queue for polls.
+ */
+export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDispatcher => {
+  const { settings, log } = deps;
+  const state = new Map<string, { attempts: number; notBefore: number; lastOutcome?: Extract<WebhookOutcome, { ok: false }> }>();
+  const running = new Map<string, Promise<void>>();
+  const woken = new Set<string>();
+  let stopped = false;
+
+  const webhookApps = () => deps.apps.allApps().filter((app) => app.settings.deliveryType === 'webhook' && app.settings.status === 'active' && app.settings.webhookUrl);
+
+  const secretOf = (app: AppView): string | null => (app.settings.webhookAuthSecretEncrypted === null ? null : deps.secrets.decrypt(app.settings.webhookAuthSecretEncrypted));
+
+  const post = async (app: AppView, opened: OpenedInbound): Promise<void> => {
+    const body = JSON.stringify(opened.message);
+    const outcome = await postWebhook({
+      url: app.settings.webhookUrl!,
+      headers: webhookHeaders(app, secretOf(app), opened.message.messageId, body, new Date()),
+      body,
+      timeoutMs: settings.timeoutMs,
+      allowLocal: settings.allowLocal,
+      ...(deps.lookup ? { lookup: deps.lookup } : {}),
+    });
+    if (!outcome.ok) throw new NotTaken(outcome);
+  };
+
+  /** Gives the message at the head of the queue up: it leaves the queue, recorded as abandoned. */
+  const abandon = async (app: AppView, last: Extract<WebhookOutcome, { ok: false }>, attempts: number) => {
+    let gone: { messageId: string; keyId: string | undefined } | undefined;
+    await deps.broker.pop(topics.inbound(app.id), 1, {
+      accept: async (records: readonly ConsumedRecord[]) => {
+        const value = JSON.parse(records[0]!.value) as { messageId: string; keyId?: string };
+        gone = { messageId: value.messageId, keyId: value.keyId };
+        await handleCommand(
+          deps.store,
+          inboundStreamName(value.messageId),
+          inboundDecider,
+          { type: 'AbandonWebhookDelivery', data: { messageId: value.messageId, appId: app.id, attempts, lastStatus: last.status, reason: last.reason, now: new Date() } },
+          { actor: 'system:webhooks' },
+        );
+      },
+    });
+    if (gone?.keyId) await deps.store.keys.release([gone.keyId]);
+    log.warn({ appId: app.id, messageId: gone?.messageId, attempts, reason: last.reason }, 'webhook delivery abandoned');
+  };
+
+  /** Delivers the app's queue until it is empty, the receiver fails, or the dispatcher stops. */
+  const drain = async (app: AppView) => {
+    const own = state.get(app.id) ?? { attempts: 0, notBefore: 0 };
+    state.set(app.id, own);
+    while (!stopped && Date.now() >= own.notBefore) {
+      if (own.lastOutcome && own.attempts >= settings.maxAttempts) {
+        await abandon(app, own.lastOutcome, own.attempts);
+        own.attempts = 0;
+        delete own.lastOutcome;
+        continue;
+      }
+      let delivered: OpenedInbound | undefined;
+      let popped: ConsumedRecord[];
+      try {
+        popped = await deps.broker.pop(topics.inbound(app.id), 1, {
+          accept: async (records) => {
+            const opened = (await openInboundRecords(deps, records)).get(records[0]!.offset);
+            // A body forgotten (retention passed): nothing to deliver; it leaves the queue.
+            if (opened) await post(app, opened);
+            delivered = opened;
+          },
+        });
+      } catch (error) {
+        if (!(error instanceof NotTaken)) throw error;
+        own.attempts++;
+        own.lastOutcome = error.outcome;
+        own.notBefore = own.attempts >= settings.maxAttempts ? 0 : Date.now() + Math.min(settings.maxDelayMs, settings.baseDelayMs * 2 ** (own.attempts - 1));
+        log.info({ appId: app.id, attempts: own.attempts, reason: error.outcome.reason }, 'webhook did not take a message; trying again');
+        if (own.notBefore === 0) continue;
+        return;
+      }
+      if (popped.length === 0) return;
+      own.attempts = 0;
+      delete own.lastOutcome;
+      if (delivered?.keyId) await deps.store.keys.release([delivered.keyId]).catch((error: unknown) => log.warn({ err: error }, 'webhooks: data key not released'));
+    }
+  };
+
+  const round = () => {
+    if (stopped) return;
+    const due = webhookApps().filter((app) => !running.has(app.id) && Date.now() >= (state.get(app.id)?.notBefore ?? 0));
+    // Woken apps first, then the rest, PARALLEL_APPS at a time.
+    due.sort((a, b) => Number(woken.has(b.id)) - Number(woken.has(a.id)));
+    for (const app of due) {
+      if (running.size >= PARALLEL_APPS) break;
+      woken.delete(app.id);
+      const run = drain(app)
+        .catch((error: unknown) => log.error({ err: error, appId: app.id }, 'webhook delivery failed; trying again'))
+        .finally(() => {
+          running.delete(app.id);
+          if (woken.has(app.id)) setImmediate(round);
+        });
+      running.set(app.id, run);
+    }
+  };
+
+  const timer = setInterval(round, settings.idlePollMs);
+  timer.unref();
+  setImmediate(round);
+
+  return {
+    wake: (appId) => {
+      woken.add(appId);
+      setImmediate(round);
+    },
+    stop: async () => {
+      stopped = true;
+      clearInterval(timer);
+      await Promise.all(running.values());
+    },
+  };
+};

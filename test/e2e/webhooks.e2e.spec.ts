@@ -1,0 +1,149 @@
+/**
+ * Webhook delivery of inbound messages end to end: an app switched to `deliveryType: webhook` gets
+ * each message POSTed in the polled-message shape, authenticated as configured and signed the
+ * Standard Webhooks way (checked here with the `standardwebhooks` library, as a receiver would); a
+ * receiver that fails is tried again in order, one that keeps failing has the message given up on
+ * with an event; switching back to poll loses nothing.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, createAccount, createApp, createKey, dashboard, waitFor, type Account } from '../support/account-fixture.ts';
+import { startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
+
+const SECRET = 'whk-s3cret-of-the-bot';
+
+interface Received {
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+describe('webhook delivery of inbound messages', () => {
+  let relay: RelayProcess;
+  let account: Account;
+  let appId: string;
+  let key: string;
+  let receiver: http.Server;
+  let url: string;
+  const received: Received[] = [];
+  /** Statuses to answer next, in order; 204 once they run out. */
+  const failures: number[] = [];
+
+  const contactWrites = async (text: string) => {
+    const r = await relay.cli(['simulate', 'inbound', '--app', appId, '--messenger', 'signal', '--contact', '+15550100001', '--text', text]);
+    expect(r.code, r.stderr).toBe(0);
+  };
+  const taken = () => received.filter((r) => r.headers['x-answered'] === undefined);
+
+  beforeAll(async () => {
+    receiver = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        const status = failures.shift() ?? 204;
+        received.push({ headers: { ...req.headers, ...(status >= 300 ? { 'x-answered': String(status) } : {}) }, body });
+        res.writeHead(status).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/relay-hook`;
+    relay = await startRelayProcess({
+      env: { WEBHOOK_ALLOW_LOCAL: 'true', WEBHOOK_BACKOFF_BASE_MS: '100', WEBHOOK_BACKOFF_MAX_MS: '300', WEBHOOK_MAX_ATTEMPTS: '3', WEBHOOK_IDLE_POLL_MS: '100' },
+    });
+    account = await createAccount(relay);
+    appId = (await createApp(relay, account, ['signal'])).appId;
+    key = (await createKey(relay, account, [appId])).secret;
+    const updated = await dashboard(relay, account, 'POST', '/apps/update', { appId, deliveryType: 'webhook', webhookUrl: url, webhookAuthType: 'bearer', webhookAuthSecret: SECRET });
+    expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+  });
+  afterAll(async () => {
+    await relay?.stop();
+    await relay?.cleanup();
+    await new Promise((resolve) => receiver.close(resolve));
+  });
+
+  it('refuses webhook delivery without a URL', async () => {
+    const other = (await createApp(relay, account, ['signal'], 'No hook')).appId;
+    expect(await dashboard(relay, account, 'POST', '/apps/update', { appId: other, deliveryType: 'webhook' })).toEqual({
+      status: 400,
+      body: { success: false, error: 'webhookUrl is required when deliveryType is webhook' },
+    });
+  });
+
+  it('POSTs each message in the polled shape, with the bearer secret and a Standard Webhooks signature a receiver can check', async () => {
+    await contactWrites('hello hook');
+    const [delivery] = await waitFor(() => (taken().length >= 1 ? taken() : undefined), 10_000, 'the webhook POST');
+    const message = JSON.parse(delivery!.body);
+    expect(message).toEqual({
+      appId,
+      messenger: 'signal',
+      contactId: '+15550100001',
+      messageId: expect.stringMatching(/^[0-9a-f]{32}$/),
+      content: 'hello hook',
+      timestamp: expect.any(Number),
+      isGroupMessage: false,
+      isCommand: false,
+    });
+    expect(delivery!.headers).toMatchObject({ 'content-type': 'application/json', authorization: `Bearer ${SECRET}`, 'webhook-id': message.messageId, 'webhook-signature': expect.stringMatching(/^v1,/) });
+    expect(new Webhook(SECRET, { format: 'raw' }).verify(delivery!.body, delivery!.headers as Record<string, string>)).toEqual(message);
+    expect(() => new Webhook('another secret', { format: 'raw' }).verify(delivery!.body, delivery!.headers as Record<string, string>)).toThrow();
+    // Its messages are the webhook's: a poll does not take them.
+    expect((await api(relay, 'GET', '/messages/poll', { key })).body).toMatchObject({ messages: [], count: 0 });
+  });
+
+  it('authenticates with the named header instead when the app says so', async () => {
+    received.length = 0;
+    expect((await dashboard(relay, account, 'POST', '/apps/update', { appId, webhookAuthType: 'header', webhookAuthHeaderName: 'X-Hook-Token' })).status).toBe(200);
+    await contactWrites('with a header');
+    const [delivery] = await waitFor(() => (taken().length >= 1 ? taken() : undefined), 10_000, 'the webhook POST');
+    expect(delivery!.headers['x-hook-token']).toBe(SECRET);
+    expect(delivery!.headers.authorization).toBeUndefined();
+    expect((await dashboard(relay, account, 'POST', '/apps/update', { appId, webhookAuthType: 'bearer', webhookAuthHeaderName: null })).status).toBe(200);
+  });
+
+  it('tries a failing receiver again and delivers in order once it recovers', async () => {
+    received.length = 0;
+    // Two refusals: the third attempt (of three) takes it.
+    failures.push(500, 503);
+    await contactWrites('first');
+    await contactWrites('second');
+    const delivered = await waitFor(() => (taken().length >= 2 ? taken() : undefined), 15_000, 'both messages');
+    expect(delivered.map((d) => JSON.parse(d.body).content)).toEqual(['first', 'second']);
+    expect(received.map((r) => [JSON.parse(r.body).content, r.headers['x-answered'] ?? 'taken'])).toEqual([
+      ['first', '500'],
+      ['first', '503'],
+      ['first', 'taken'],
+      ['second', 'taken'],
+    ]);
+  });
+
+  it('gives a message up after every attempt failed, records it, and goes on with the next', async () => {
+    received.length = 0;
+    failures.push(500, 500, 500);
+    await contactWrites('doomed');
+    await waitFor(async () => {
+      const events = await relay.cli(['events', '--category', 'inbound', '--type', 'InboundWebhookAbandoned']);
+      return events.stdout.includes('"reason":"The webhook answered 500"') ? true : undefined;
+    }, 15_000, 'the abandonment');
+    await contactWrites('after');
+    const delivered = await waitFor(() => (taken().length >= 1 ? taken() : undefined), 10_000, 'the next message');
+    expect(delivered.map((d) => JSON.parse(d.body).content)).toEqual(['after']);
+    const abandoned = (await relay.cli(['events', '--category', 'inbound', '--type', 'InboundWebhookAbandoned'])).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(abandoned.at(-1).data).toEqual({ messageId: expect.any(String), appId, attempts: 3, lastStatus: 500, reason: 'The webhook answered 500', abandonedAt: expect.any(String) });
+  });
+
+  it('keeps the messages of a failing receiver for polls once the app is switched back to poll', async () => {
+    received.length = 0;
+    failures.push(...Array(50).fill(500));
+    await contactWrites('kept for the poll');
+    await waitFor(() => (received.length >= 1 ? true : undefined), 10_000, 'a failed attempt');
+    expect((await dashboard(relay, account, 'POST', '/apps/update', { appId, deliveryType: 'poll' })).status).toBe(200);
+    const polled = await waitFor(async () => {
+      const res = await api(relay, 'GET', '/messages/poll', { key });
+      return res.body.count > 0 ? res.body.messages : undefined;
+    }, 10_000, 'the message on poll');
+    expect(polled.map((m: { content: string }) => m.content)).toEqual(['kept for the poll']);
+    failures.length = 0;
+  });
+});
