@@ -9,6 +9,7 @@ import { configurationRoutes } from './routes/configuration.ts';
 import { credentialRoutes } from './routes/credentials.ts';
 import { groupRoutes } from './routes/groups.ts';
 import { sessionRoutes } from './routes/sessions.ts';
+import { signInRoutes } from './routes/sign-in.ts';
 import { userRoutes } from './routes/user.ts';
 import { zodValidatorCompiler } from './validation.ts';
 import { relayErrorHandler } from '../http/error-handler.ts';
@@ -50,6 +51,7 @@ export const buildAccountApp = async (ctx: RelayContext): Promise<FastifyInstanc
     { prefix: ACCOUNT_PREFIX },
   );
   await app.register(sessionRoutes(ctx), { prefix: AUTH_PREFIX });
+  await app.register(signInRoutes(ctx), { prefix: AUTH_PREFIX });
   await app.ready();
   return app as unknown as FastifyInstance;
 };

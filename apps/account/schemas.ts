@@ -82,3 +82,7 @@ export const groupChangeBody = z.object({
     .min(1, 'Missing required field: contactId')
     .superRefine(boundedText('ContactId', TEXT_LIMITS.contactId, true)),
 });
+
+export const emailSignInBody = z.object({
+  email: z.string({ error: (issue) => (issue.input === undefined ? undefined : 'Invalid email: must be an e-mail address') }).max(TEXT_LIMITS.email, 'Invalid email: must be an e-mail address'),
+});

@@ -45,6 +45,17 @@ export const configSchema = z.object({
   DASHBOARD_BACKEND_URL: optionalUrl,
   DASHBOARD_TIMEOUT_MS: integer(8000, 1),
   SESSION_TTL_HOURS: integer(24 * 30, 1),
+  /** Where users reach this Relay: the base of the links it mails. */
+  PUBLIC_URL: z.string().url().optional(),
+  /** Mail for e-mail sign-in: `smtp://user:pass@host:587` or `smtps://…`. Without it, e-mail sign-in says it is not available. */
+  SMTP_URL: optionalUrl,
+  /** Behind a reverse proxy: take the client's address and protocol from X-Forwarded-For and X-Forwarded-Proto. */
+  TRUST_PROXY: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+  MAIL_FROM: z.string().min(3).max(320).default('Relay <relay@localhost>'),
+  SIGN_IN_LINK_TTL_SECONDS: integer(900, 1),
+  /** Sign-in attempts per 15 minutes, per address and per client. */
+  SIGN_IN_PER_ADDRESS: integer(5, 1),
+  SIGN_IN_PER_CLIENT: integer(20, 1),
   MAX_CREDENTIALS_PER_USER: integer(10, 1),
   MAX_APPS_PER_USER: integer(25, 1),
   EVENTS_MAX_STREAMS_PER_KEY: integer(5, 1),

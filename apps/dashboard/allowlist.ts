@@ -46,9 +46,11 @@ export const DASHBOARD_ROUTES: readonly DashboardRoute[] = [
 
 /**
  * The session's own routes, under `/dashboard/auth` (outside the interface's prefix, which it
- * closes to anything not in its table): sign out, list and end sessions.
+ * closes to anything not in its table): sign in by e-mail, sign out, list and end sessions.
  */
 export const AUTH_ROUTES: readonly DashboardRoute[] = [
+  route('POST', '/email', false),
+  route('GET', '/email/:link', false),
   route('POST', '/logout'),
   route('GET', '/sessions'),
   route('DELETE', '/sessions/:sessionId'),

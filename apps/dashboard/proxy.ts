@@ -162,6 +162,8 @@ export function dashboardProxy(options: ProxyOptions): FastifyPluginAsync {
       const requestId = randomUUID();
       const headers: Record<string, string> = { accept: 'application/json', 'x-request-id': requestId };
       if (request.ip) headers['x-forwarded-for'] = request.ip;
+      // Whether the client came over HTTPS (behind a proxy that says so when TRUST_PROXY is on): the session cookie is then Secure.
+      headers['x-forwarded-proto'] = request.protocol;
       if (body !== '') headers['content-type'] = 'application/json';
       if (match.route.session) {
         const token = sessionToken(parseCookie, request.headers.cookie);
@@ -207,11 +209,20 @@ export function dashboardProxy(options: ProxyOptions): FastifyPluginAsync {
       request.log.debug({ requestId, route, status, ms: Math.round(performance.now() - began) }, 'dashboard forward');
       void reply.header('x-request-id', requestId);
       if (options.passCookies && response.headers['set-cookie'] !== undefined) void reply.header('set-cookie', response.headers['set-cookie']);
+      // When to try again after a refusal for too many attempts.
+      const retryAfter = response.headers['retry-after'];
+      if (status === 429 && retryAfter !== undefined && /^\d{1,6}$/.test(retryAfter)) void reply.header('retry-after', retryAfter);
       if (status >= 200 && status < 300) {
         if (response.body === '') return reply.code(status).send();
         if (isValidJson(response.body)) return reply.code(status).type(JSON_TYPE).send(response.body);
         request.log.warn({ requestId, route, status }, 'dashboard backend answered 2xx without JSON');
         return fail(reply, 502, PROXY_ERRORS.backendFailed(status));
+      }
+      // A sign-in link lands on a page of this server: a redirect to one of its paths is passed on.
+      const location = response.headers.location;
+      if (status === 303 && location !== undefined && location.startsWith('/') && !location.startsWith('//')) {
+        void reply.code(303).header('location', location);
+        return jsonObject(response.body) ? reply.type(JSON_TYPE).send(response.body) : reply.send();
       }
       if (status < 200 || status > 599) return fail(reply, 502, PROXY_ERRORS.backendFailed(status));
       if (jsonObject(response.body)) return reply.code(status).type(JSON_TYPE).send(response.body);

@@ -9,6 +9,7 @@ import { AUTH_ROUTES, routeMatcher } from '../dashboard/allowlist.ts';
 import type { Forwarder } from '../dashboard/forwarder.ts';
 import { dashboardProxy } from '../dashboard/proxy.ts';
 import { HttpRequestLog } from './request-log.ts';
+import { dashboardHome } from './dashboard-home.ts';
 import { registerApiDocs } from './docs.ts';
 import type { RelayContext } from '../boot/context.ts';
 import type { MetricsSnapshot } from '../boot/metrics.ts';
@@ -56,6 +57,8 @@ export const buildServer = async (
     logController: new HttpRequestLog(httpLog, ctx.metrics.httpRequestDuration),
     bodyLimit: 2 * 1024 * 1024,
     forceCloseConnections: false,
+    // Behind a reverse proxy that says who the client is and whether it came over HTTPS.
+    trustProxy: ctx.config.TRUST_PROXY,
     return503OnClosing: true,
     // A URL the router cannot even decode (broken percent-encoding) is answered in the shape of
     // the area it was aimed at: 404 under the dashboard prefix (off the allowlist), else 400.
@@ -75,6 +78,7 @@ export const buildServer = async (
 
   await registerApiDocs(app as unknown as FastifyInstance, ctx.version, options.accountDocs);
   await app.register(metricsRoute(ctx.metrics, options.otherMetrics));
+  await app.register(dashboardHome(ctx));
   await app.register(publicApi(ctx, options.limiter), { prefix: '/api/v1' });
   await app.register(
     dashboardProxy({ forward: options.forwardToAccount, timeoutMs: ctx.config.DASHBOARD_TIMEOUT_MS, match: routeMatcher(AUTH_ROUTES), passCookies: true }),

@@ -1,0 +1,117 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { SIGN_IN_ERRORS, signInDecider, signInStreamName } from '../../../domain/signin/decider.ts';
+import { newId } from '../../../infra/ids/new-id.ts';
+import { smtpMailer, type Mailer } from '../../../infra/mail/mailer.ts';
+import { RateLimiter } from '../../api/rate-limiter.ts';
+import type { RelayContext } from '../../boot/context.ts';
+import { handleCommand } from '../../commands/handle-command.ts';
+import { emailOrUndefined, startSessionFor, userIdForEmail } from '../../commands/start-session.ts';
+import { fail, failDomain } from '../errors.ts';
+import { emailSignInBody } from '../schemas.ts';
+
+/** Where a followed link lands: the dashboard's home, with `?signin=` saying why when it did not sign in. */
+export const DASHBOARD_HOME = '/dashboard';
+
+const SIGN_IN_WINDOW_MS = 15 * 60_000;
+const LINK = /^([0-9a-f]{24})\.([A-Za-z0-9_-]{43})$/;
+
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
+/** The `relay_session` cookie: HTTP-only, same-site lax, Secure when the request came over HTTPS. */
+export const sessionCookie = (token: string, maxAgeSeconds: number, secure: boolean) =>
+  `relay_session=${token}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+
+/**
+ * Passwordless sign-in by e-mail, under `/dashboard/auth` (outside the interface's prefix):
+ * `POST /email {email}` sends a one-time link (any address: a new user is made at their first
+ * sign-in, so the answer tells nothing of who has an account), and the link, `GET
+ * /email/<signInId>.<secret>`, signs in once within `SIGN_IN_LINK_TTL_SECONDS` and lands on
+ * `/dashboard` with the `relay_session` cookie. Only the secret's hash is kept; the link is never
+ * logged. Attempts are limited per address and per client.
+ */
+export const signInRoutes =
+  (ctx: RelayContext): FastifyPluginAsyncZod =>
+  async (app) => {
+    const { config } = ctx;
+    const mailer: Mailer | undefined = config.SMTP_URL ? smtpMailer(config.SMTP_URL, config.MAIL_FROM, 5_000) : undefined;
+    const limiter = new RateLimiter(SIGN_IN_WINDOW_MS, SIGN_IN_WINDOW_MS);
+    app.addHook('onClose', async () => {
+      mailer?.close();
+      limiter.close();
+    });
+
+    const tooMany = (reply: FastifyReply, resetAt: number) =>
+      reply.header('retry-after', String(Math.max(1, Math.ceil((resetAt - Date.now()) / 1000)))).code(429).send({ success: false, error: 'Too many sign-in attempts: try again later' });
+
+    /** The client as the proxy saw it. */
+    const clientOf = (request: FastifyRequest) => String(request.headers['x-forwarded-for'] ?? request.ip).split(',')[0]!.trim();
+
+    app.post('/email', { schema: { summary: 'Sends a one-time sign-in link to the address (202 whether or not it has an account)', body: emailSignInBody } }, async (request, reply) => {
+      const email = emailOrUndefined(request.body.email);
+      if (email === undefined) return fail(reply, 400, 'Invalid email: must be an e-mail address');
+      if (!mailer) return fail(reply, 503, 'E-mail sign-in is not available: this Relay has no mail server (SMTP_URL)');
+      const byClient = limiter.consume(`client:${clientOf(request)}`, 1, config.SIGN_IN_PER_CLIENT);
+      if (!byClient.allowed) return tooMany(reply, byClient.resetAt);
+      const byAddress = limiter.consume(`address:${email}`, 1, config.SIGN_IN_PER_ADDRESS);
+      if (!byAddress.allowed) return tooMany(reply, byAddress.resetAt);
+
+      const signInId = newId.signIn();
+      const secret = randomBytes(32).toString('base64url');
+      const now = new Date();
+      const expiresAt = new Date(now.getTime() + config.SIGN_IN_LINK_TTL_SECONDS * 1000);
+      const result = await handleCommand(
+        ctx.store,
+        signInStreamName(signInId),
+        signInDecider,
+        { type: 'RequestEmailSignIn', data: { signInId, email, secretHash: sha256(secret), expiresAt, now } },
+        { actor: 'anonymous', correlationId: request.id },
+        { newStream: true },
+      );
+      if (!result.ok) return failDomain(reply, result.error);
+      const link = `${(config.PUBLIC_URL ?? `http://localhost:${config.PORT}`).replace(/\/+$/, '')}/dashboard/auth/email/${signInId}.${secret}`;
+      try {
+        await mailer.send({
+          to: email,
+          subject: 'Your Relay sign-in link',
+          text: `Sign in to Relay with this link:\n\n${link}\n\nIt works once, until ${expiresAt.toUTCString()}. If you did not ask for it, ignore this mail.\n`,
+        });
+      } catch (error) {
+        request.log.warn({ err: error, signInId }, 'sign-in mail not sent');
+        return fail(reply, 503, 'The sign-in mail could not be sent: try again later');
+      }
+      return reply.code(202).send({ success: true, data: { expiresAt: expiresAt.toISOString() } });
+    });
+
+    app.get('/email/:link', { schema: { summary: 'Follows a sign-in link: sets the relay_session cookie and lands on /dashboard', params: z.object({ link: z.string() }) } }, async (request, reply) => {
+      const landing = (why: string) => reply.code(303).header('location', `${DASHBOARD_HOME}?signin=${why}`).send({ success: false, error: why });
+      const parsed = LINK.exec(request.params.link);
+      if (!parsed) return landing('invalid');
+      const [, signInId, secret] = parsed as unknown as [string, string, string];
+      const now = new Date();
+      let email = '';
+      const result = await handleCommand(
+        ctx.store,
+        signInStreamName(signInId),
+        signInDecider,
+        (state) => {
+          if (state.status !== 'none') email = state.email;
+          return { type: 'CompleteEmailSignIn' as const, data: { secretHash: sha256(secret), userId: email === '' ? '' : userIdForEmail(email), now } };
+        },
+        { actor: 'anonymous', correlationId: request.id },
+      );
+      if (!result.ok) return landing(result.error.message === SIGN_IN_ERRORS.used ? 'used' : result.error.message === SIGN_IN_ERRORS.expired ? 'expired' : 'invalid');
+      const [event] = result.events;
+      if (event?.type === 'EmailSignInRefused') return landing(event.data.reason);
+      const session = await startSessionFor(ctx.store, email, { ttlHours: config.SESSION_TTL_HOURS, metadata: { actor: 'anonymous', correlationId: request.id } });
+      await ctx.projections.catchUp();
+      const secure = request.headers['x-forwarded-proto'] === 'https';
+      return reply
+        .code(303)
+        .header('set-cookie', sessionCookie(session.token, config.SESSION_TTL_HOURS * 3600, secure))
+        .header('location', DASHBOARD_HOME)
+        .send({ success: true, data: { signedIn: true } });
+    });
+  };

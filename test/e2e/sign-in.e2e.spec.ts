@@ -1,0 +1,138 @@
+/**
+ * E-mail sign-in end to end: the link goes through a real SMTP server running in the test
+ * (smtp-server) and is read out of the received mail (mailparser); following it signs in once,
+ * before it expires, with the interface's session cookie; attempts are limited; nothing of the link
+ * is logged.
+ */
+import type { AddressInfo } from 'node:net';
+import { simpleParser } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../support/account-fixture.ts';
+import { startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
+
+interface Received {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+describe('e-mail sign-in', () => {
+  let smtp: SMTPServer;
+  let relay: RelayProcess;
+  const inbox: Received[] = [];
+
+  const ask = (email: string, headers: Record<string, string> = {}) =>
+    fetch(`${relay.url}/dashboard/auth/email`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ email }) });
+  const linkFor = async (to: string, after = 0) => {
+    const mail = await waitFor(() => inbox.slice(after).find((m) => m.to === to), 10_000, `the mail to ${to}`);
+    const link = /https?:\/\/\S+\/dashboard\/auth\/email\/[0-9a-f]{24}\.[A-Za-z0-9_-]{43}/.exec(mail.text)?.[0];
+    expect(link, mail.text).toBeDefined();
+    return new URL(link!).pathname;
+  };
+  const follow = (path: string, headers: Record<string, string> = {}) => fetch(`${relay.url}${path}`, { redirect: 'manual', headers });
+  const cookieOf = (res: Response) => res.headers.get('set-cookie');
+
+  beforeAll(async () => {
+    smtp = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['STARTTLS'],
+      logger: false,
+      onData(stream, _session, callback) {
+        simpleParser(stream)
+          .then((mail) => {
+            inbox.push({ to: (Array.isArray(mail.to) ? mail.to[0] : mail.to)?.value[0]?.address ?? '', subject: mail.subject ?? '', text: mail.text ?? '' });
+            callback();
+          })
+          .catch(callback);
+      },
+    });
+    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+    const port = (smtp.server.address() as AddressInfo).port;
+    relay = await startRelayProcess({
+      env: { SMTP_URL: `smtp://127.0.0.1:${port}`, MAIL_FROM: 'Relay <relay@example.com>', SIGN_IN_LINK_TTL_SECONDS: '3', SIGN_IN_PER_ADDRESS: '3', TRUST_PROXY: 'true', LOG_LEVEL: 'debug' },
+    });
+  });
+  afterAll(async () => {
+    await relay?.stop();
+    await relay?.cleanup();
+    await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  });
+
+  it('mails a link to any address, which signs a new user in once, with the session cookie, and lands on /dashboard', async () => {
+    const asked = await ask('  New.User@Example.com ');
+    expect(asked.status).toBe(202);
+    expect(await asked.json()).toEqual({ success: true, data: { expiresAt: expect.any(String) } });
+    const path = await linkFor('new.user@example.com');
+    expect(inbox.at(-1)!.subject).toBe('Your Relay sign-in link');
+
+    const signedIn = await follow(path);
+    expect(signedIn.status).toBe(303);
+    expect(signedIn.headers.get('location')).toBe('/dashboard');
+    const cookie = cookieOf(signedIn)!;
+    expect(cookie).toMatch(/^relay_session=rls_[A-Za-z0-9_-]{43}; Path=\/; Max-Age=2592000; HttpOnly; SameSite=Lax$/);
+    const session = cookie.split(';')[0]!;
+
+    const user = await fetch(`${relay.url}/dashboard/api/dashboard/user`, { headers: { cookie: session } });
+    expect(user.status).toBe(200);
+    expect(await user.json()).toMatchObject({ email: 'new.user@example.com', name: 'new.user' });
+    const home = await fetch(`${relay.url}/dashboard`, { headers: { cookie: session } });
+    expect(home.status).toBe(200);
+    expect(home.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(await home.text()).toContain('You are signed in as <strong>new.user@example.com</strong>');
+
+    // Once only.
+    const again = await follow(path);
+    expect({ status: again.status, location: again.headers.get('location'), cookie: cookieOf(again) }).toEqual({ status: 303, location: '/dashboard?signin=used', cookie: null });
+    expect(await (await fetch(`${relay.url}/dashboard?signin=used`)).text()).toContain('This sign-in link was used already');
+  });
+
+  it('marks the cookie Secure when the request came over HTTPS through a trusted proxy', async () => {
+    const before = inbox.length;
+    expect((await ask('secure@example.com')).status).toBe(202);
+    const res = await follow(await linkFor('secure@example.com', before), { 'x-forwarded-proto': 'https' });
+    expect(cookieOf(res)).toMatch(/; HttpOnly; SameSite=Lax; Secure$/);
+  });
+
+  it('refuses a link after its expiry and a link that is not one', async () => {
+    const before = inbox.length;
+    const asked = await ask('late@example.com');
+    const { expiresAt } = (await asked.json()).data;
+    const path = await linkFor('late@example.com', before);
+    await waitFor(() => (Date.now() > Date.parse(expiresAt) + 50 ? true : undefined), 10_000, 'the expiry');
+    const late = await follow(path);
+    expect({ status: late.status, location: late.headers.get('location'), cookie: cookieOf(late) }).toEqual({ status: 303, location: '/dashboard?signin=expired', cookie: null });
+    const forged = await follow(path.replace(/\.[A-Za-z0-9_-]{43}$/, `.${'A'.repeat(43)}`));
+    expect(forged.headers.get('location')).toBe('/dashboard?signin=invalid');
+    expect((await follow('/dashboard/auth/email/not-a-link')).headers.get('location')).toBe('/dashboard?signin=invalid');
+  });
+
+  it('limits attempts per address, refuses bad addresses and cross-origin requests, in the interface shapes', async () => {
+    for (let i = 0; i < 3; i++) expect((await ask('busy@example.com')).status).toBe(202);
+    const limited = await ask('busy@example.com');
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await limited.json()).toEqual({ success: false, error: 'Too many sign-in attempts: try again later' });
+    const bad = await ask('not an address');
+    expect({ status: bad.status, body: await bad.json() }).toEqual({ status: 400, body: { success: false, error: 'Invalid email: must be an e-mail address' } });
+    const cross = await ask('x@example.com', { origin: 'https://evil.example' });
+    expect({ status: cross.status, body: await cross.json() }).toEqual({ status: 400, body: { success: false, error: 'Cross-origin requests are not allowed' } });
+  });
+
+  it('never writes a usable link to its log', () => {
+    const secrets = inbox.map((m) => /\.([A-Za-z0-9_-]{43})/.exec(m.text)?.[1]).filter((s): s is string => s !== undefined);
+    expect(secrets.length).toBeGreaterThan(3);
+    for (const secret of secrets) expect(relay.output()).not.toContain(secret);
+  });
+
+  it('says clearly when no mail server is configured', async () => {
+    const bare = await startRelayProcess();
+    try {
+      const res = await fetch(`${bare.url}/dashboard/auth/email`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'a@example.com' }) });
+      expect({ status: res.status, body: await res.json() }).toEqual({ status: 503, body: { success: false, error: 'E-mail sign-in is not available: this Relay has no mail server (SMTP_URL)' } });
+    } finally {
+      await bare.stop();
+      await bare.cleanup();
+    }
+  });
+});
