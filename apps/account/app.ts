@@ -8,6 +8,7 @@ import { appRoutes } from './routes/apps.ts';
 import { configurationRoutes } from './routes/configuration.ts';
 import { credentialRoutes } from './routes/credentials.ts';
 import { groupRoutes } from './routes/groups.ts';
+import { recoveryCodeRoutes } from './routes/recovery-code.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { signInRoutes } from './routes/sign-in.ts';
 import { userRoutes } from './routes/user.ts';
@@ -47,6 +48,7 @@ export const buildAccountApp = async (ctx: RelayContext): Promise<FastifyInstanc
       await scoped.register(credentialRoutes(ctx));
       await scoped.register(configurationRoutes(ctx));
       await scoped.register(groupRoutes(ctx));
+      await scoped.register(recoveryCodeRoutes(ctx));
     },
     { prefix: ACCOUNT_PREFIX },
   );

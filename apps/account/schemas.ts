@@ -86,3 +86,8 @@ export const groupChangeBody = z.object({
 export const emailSignInBody = z.object({
   email: z.string({ error: (issue) => (issue.input === undefined ? undefined : 'Invalid email: must be an e-mail address') }).max(TEXT_LIMITS.email, 'Invalid email: must be an e-mail address'),
 });
+
+export const recoverBody = z.object({
+  email: z.string({ error: 'Invalid email or recovery code' }).max(TEXT_LIMITS.email, 'Invalid email or recovery code'),
+  code: z.string({ error: 'Invalid email or recovery code' }).max(64, 'Invalid email or recovery code'),
+});

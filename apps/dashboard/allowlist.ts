@@ -51,6 +51,7 @@ export const DASHBOARD_ROUTES: readonly DashboardRoute[] = [
 export const AUTH_ROUTES: readonly DashboardRoute[] = [
   route('POST', '/email', false),
   route('GET', '/email/:link', false),
+  route('POST', '/recover', false),
   route('POST', '/logout'),
   route('GET', '/sessions'),
   route('DELETE', '/sessions/:sessionId'),

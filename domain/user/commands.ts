@@ -8,4 +8,6 @@ export type UserCommand =
   | { type: 'EndSession'; data: { sessionId: string; reason: 'logout' | 'revoked'; now: Date } }
   /** Every live session of the user ends. */
   | { type: 'EndAllSessions'; data: { reason: 'logout' | 'revoked'; now: Date } }
-  | { type: 'ChangeSendTier'; data: { tier: SendTier; now: Date } };
+  | { type: 'ChangeSendTier'; data: { tier: SendTier; now: Date } }
+  | { type: 'GenerateRecoveryCode'; data: { codeHash: string; now: Date } }
+  | { type: 'UseRecoveryCode'; data: { codeHash: string; now: Date } };

@@ -16,11 +16,14 @@ export interface SessionState {
 
 export type UserState =
   | { status: 'none' }
-  | { status: 'registered'; userId: string; email: string; name: string; tier: SendTier; sessions: SessionState[] };
+  | { status: 'registered'; userId: string; email: string; name: string; tier: SendTier; sessions: SessionState[]; recoveryCodeHash: string | null };
 
 export const userStreamName = (userId: string) => `user-${userId}`;
 
 const notRegistered = domainError('not_found', 'User not found');
+
+/** What a recovery that does not sign in is told, whatever the reason. */
+export const RECOVERY_REFUSED = 'Invalid email or recovery code';
 
 /** A user's name: one line, 1 to 100 characters after trimming. */
 export const nameError = (name: string): string | undefined => {
@@ -87,6 +90,15 @@ export const decide = (command: UserCommand, state: UserState): Decision<UserEve
       if (state.tier === command.data.tier) return [];
       return [{ type: 'SendTierChanged', data: { userId: state.userId, tier: command.data.tier, changedAt: command.data.now.toISOString() } }];
     }
+    case 'GenerateRecoveryCode': {
+      if (state.status !== 'registered') return notRegistered;
+      return [{ type: 'RecoveryCodeGenerated', data: { userId: state.userId, codeHash: command.data.codeHash, generatedAt: command.data.now.toISOString() } }];
+    }
+    case 'UseRecoveryCode': {
+      // The same answer for an unknown user, no code, a wrong one or one used before.
+      if (state.status !== 'registered' || state.recoveryCodeHash === null || state.recoveryCodeHash !== command.data.codeHash) return domainError('forbidden', RECOVERY_REFUSED);
+      return [{ type: 'RecoveryCodeUsed', data: { userId: state.userId, usedAt: command.data.now.toISOString() } }];
+    }
     default:
       return assertNever(command);
   }
@@ -95,7 +107,7 @@ export const decide = (command: UserCommand, state: UserState): Decision<UserEve
 export const evolve = (state: UserState, event: UserEvent): UserState => {
   switch (event.type) {
     case 'UserRegistered':
-      return { status: 'registered', userId: event.data.userId, email: event.data.email, name: event.data.name, tier: 'free', sessions: [] };
+      return { status: 'registered', userId: event.data.userId, email: event.data.email, name: event.data.name, tier: 'free', sessions: [], recoveryCodeHash: null };
     case 'UserRenamed':
       return state.status === 'registered' ? { ...state, name: event.data.name } : state;
     case 'SessionStarted': {
@@ -109,6 +121,10 @@ export const evolve = (state: UserState, event: UserEvent): UserState => {
       return state.status === 'registered' ? { ...state, sessions: state.sessions.filter((s) => s.sessionId !== event.data.sessionId) } : state;
     case 'SendTierChanged':
       return state.status === 'registered' ? { ...state, tier: event.data.tier } : state;
+    case 'RecoveryCodeGenerated':
+      return state.status === 'registered' ? { ...state, recoveryCodeHash: event.data.codeHash } : state;
+    case 'RecoveryCodeUsed':
+      return state.status === 'registered' ? { ...state, recoveryCodeHash: null } : state;
     default:
       return assertNever(event);
   }

@@ -1,6 +1,6 @@
 import { describe, it } from 'vitest';
 import { deciderSpec } from '../../test/support/decider-spec.ts';
-import { MAX_LIVE_SESSIONS, userDecider } from './decider.ts';
+import { MAX_LIVE_SESSIONS, RECOVERY_REFUSED, userDecider } from './decider.ts';
 import type { UserEvent } from './events.ts';
 
 const now = new Date('2026-01-02T03:04:05.000Z');
@@ -88,5 +88,18 @@ describe('user decider', () => {
     const paid: UserEvent = { type: 'SendTierChanged', data: { userId: 'usr_1', tier: 'paid', changedAt: now.toISOString() } };
     spec.given([registered]).when({ type: 'ChangeSendTier', data: { tier: 'paid', now } }).then([paid]);
     spec.given([registered, paid]).when({ type: 'ChangeSendTier', data: { tier: 'paid', now } }).thenNothingHappens();
+  });
+
+  it('keeps the hash of the latest recovery code, which signs in once', () => {
+    const registered: UserEvent = { type: 'UserRegistered', data: { userId: 'usr_r', email: 'r@example.com', name: 'r', registeredAt: new Date(0).toISOString() } };
+    const at = new Date('2026-01-02T03:04:05.000Z');
+    const generated = (codeHash: string): UserEvent => ({ type: 'RecoveryCodeGenerated', data: { userId: 'usr_r', codeHash, generatedAt: at.toISOString() } });
+    const recoverySpec = deciderSpec(userDecider);
+    recoverySpec.given([registered]).when({ type: 'GenerateRecoveryCode', data: { codeHash: 'h1', now: at } }).then([generated('h1')]);
+    recoverySpec.given([registered, generated('h1')]).when({ type: 'UseRecoveryCode', data: { codeHash: 'h1', now: at } }).then([{ type: 'RecoveryCodeUsed', data: { userId: 'usr_r', usedAt: at.toISOString() } }]);
+    recoverySpec.given([registered, generated('h1'), generated('h2')]).when({ type: 'UseRecoveryCode', data: { codeHash: 'h1', now: at } }).thenFails('forbidden', RECOVERY_REFUSED);
+    recoverySpec.given([registered, generated('h1'), { type: 'RecoveryCodeUsed', data: { userId: 'usr_r', usedAt: at.toISOString() } }]).when({ type: 'UseRecoveryCode', data: { codeHash: 'h1', now: at } }).thenFails('forbidden', RECOVERY_REFUSED);
+    recoverySpec.given([registered]).when({ type: 'UseRecoveryCode', data: { codeHash: 'h1', now: at } }).thenFails('forbidden', RECOVERY_REFUSED);
+    recoverySpec.given([]).when({ type: 'UseRecoveryCode', data: { codeHash: 'h1', now: at } }).thenFails('forbidden', RECOVERY_REFUSED);
   });
 });

@@ -11,4 +11,8 @@ export type UserEvent =
       data: { userId: string; sessionId: string; tokenHash: string; startedAt: string; expiresAt: string };
     }
   | { type: 'SessionEnded'; data: { userId: string; sessionId: string; reason: SessionEndReason; endedAt: string } }
-  | { type: 'SendTierChanged'; data: { userId: string; tier: SendTier; changedAt: string } };
+  | { type: 'SendTierChanged'; data: { userId: string; tier: SendTier; changedAt: string } }
+  /** A new recovery code (its SHA-256 only): the one before no longer works. */
+  | { type: 'RecoveryCodeGenerated'; data: { userId: string; codeHash: string; generatedAt: string } }
+  /** The recovery code signed the user in: it works no more. */
+  | { type: 'RecoveryCodeUsed'; data: { userId: string; usedAt: string } };

@@ -97,7 +97,7 @@ describe('e-mail sign-in', () => {
   it('refuses a link after its expiry and a link that is not one', async () => {
     const before = inbox.length;
     const asked = await ask('late@example.com');
-    const { expiresAt } = (await asked.json()).data;
+    const { expiresAt } = ((await asked.json()) as { data: { expiresAt: string } }).data;
     const path = await linkFor('late@example.com', before);
     await waitFor(() => (Date.now() > Date.parse(expiresAt) + 50 ? true : undefined), 10_000, 'the expiry');
     const late = await follow(path);
@@ -117,6 +117,37 @@ describe('e-mail sign-in', () => {
     expect({ status: bad.status, body: await bad.json() }).toEqual({ status: 400, body: { success: false, error: 'Invalid email: must be an e-mail address' } });
     const cross = await ask('x@example.com', { origin: 'https://evil.example' });
     expect({ status: cross.status, body: await cross.json() }).toEqual({ status: 400, body: { success: false, error: 'Cross-origin requests are not allowed' } });
+  });
+
+  it('gives a recovery code once, which signs in once with the address, and withholds its hash from the history', async () => {
+    const before = inbox.length;
+    await ask('keeper@example.com');
+    const session = cookieOf(await follow(await linkFor('keeper@example.com', before)))!.split(';')[0]!;
+    const generate = () => fetch(`${relay.url}/dashboard/api/dashboard/recovery-code`, { method: 'POST', headers: { cookie: session } });
+    const first = await generate();
+    expect(first.status).toBe(200);
+    const firstCode = ((await first.json()) as { data: { recoveryCode: string } }).data.recoveryCode;
+    expect(firstCode).toMatch(/^[0-9A-HJKMNP-TV-Z]{5}(-[0-9A-HJKMNP-TV-Z]{5}){3}$/);
+    const second = (await (await generate()).json()) as { success: boolean; data: { recoveryCode: string; generatedAt: string } };
+    expect(second).toEqual({ success: true, data: { recoveryCode: expect.any(String), generatedAt: expect.any(String) } });
+    const recover = (email: string, code: string) =>
+      fetch(`${relay.url}/dashboard/auth/recover`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, code }) });
+    const refused = { status: 400, body: { success: false, error: 'Invalid email or recovery code' } };
+    const answer = async (res: Response) => ({ status: res.status, body: await res.json() });
+    // The first code was replaced; an unknown address is answered the same.
+    expect(await answer(await recover('keeper@example.com', firstCode))).toEqual(refused);
+    expect(await answer(await recover('nobody@example.com', second.data.recoveryCode))).toEqual(refused);
+    // Typed loosely (lower case, spaces for dashes), it signs in once.
+    const recovered = await recover('Keeper@Example.com', second.data.recoveryCode.toLowerCase().replace(/-/g, ' '));
+    expect(recovered.status).toBe(200);
+    expect(cookieOf(recovered)).toMatch(/^relay_session=rls_[A-Za-z0-9_-]{43}; Path=\/; Max-Age=2592000; HttpOnly; SameSite=Lax$/);
+    const user = await fetch(`${relay.url}/dashboard/api/dashboard/user`, { headers: { cookie: cookieOf(recovered)!.split(';')[0]! } });
+    expect(((await user.json()) as { email: string }).email).toBe('keeper@example.com');
+    expect(await answer(await recover('keeper@example.com', second.data.recoveryCode))).toEqual(refused);
+    const history = await relay.cli(['events', '--type', 'RecoveryCodeGenerated']);
+    expect(history.stdout).toContain('RecoveryCodeGenerated');
+    expect(history.stdout).not.toContain('codeHash');
+    expect((await relay.cli(['events', '--type', 'EmailSignInRequested'])).stdout).not.toContain('secretHash');
   });
 
   it('never writes a usable link to its log', () => {

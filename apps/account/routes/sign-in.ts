@@ -10,7 +10,9 @@ import type { RelayContext } from '../../boot/context.ts';
 import { handleCommand } from '../../commands/handle-command.ts';
 import { emailOrUndefined, startSessionFor, userIdForEmail } from '../../commands/start-session.ts';
 import { fail, failDomain } from '../errors.ts';
-import { emailSignInBody } from '../schemas.ts';
+import { emailSignInBody, recoverBody } from '../schemas.ts';
+import { RECOVERY_REFUSED, userDecider, userStreamName } from '../../../domain/user/decider.ts';
+import { recoveryCodeHash } from './recovery-code.ts';
 
 /** Where a followed link lands: the dashboard's home, with `?signin=` saying why when it did not sign in. */
 export const DASHBOARD_HOME = '/dashboard';
@@ -83,6 +85,28 @@ export const signInRoutes =
         return fail(reply, 503, 'The sign-in mail could not be sent: try again later');
       }
       return reply.code(202).send({ success: true, data: { expiresAt: expiresAt.toISOString() } });
+    });
+
+    app.post('/recover', { schema: { summary: 'Signs in once with the recovery code of the address (then the code works no more)', body: recoverBody } }, async (request, reply) => {
+      const email = emailOrUndefined(request.body.email);
+      const byClient = limiter.consume(`recover:client:${clientOf(request)}`, 1, config.SIGN_IN_PER_CLIENT);
+      if (!byClient.allowed) return tooMany(reply, byClient.resetAt);
+      if (email === undefined) return fail(reply, 400, RECOVERY_REFUSED);
+      const byAddress = limiter.consume(`recover:address:${email}`, 1, config.SIGN_IN_PER_ADDRESS);
+      if (!byAddress.allowed) return tooMany(reply, byAddress.resetAt);
+      const used = await handleCommand(
+        ctx.store,
+        userStreamName(userIdForEmail(email)),
+        userDecider,
+        { type: 'UseRecoveryCode', data: { codeHash: recoveryCodeHash(request.body.code), now: new Date() } },
+        { actor: 'anonymous', correlationId: request.id },
+      );
+      if (!used.ok) return fail(reply, 400, RECOVERY_REFUSED);
+      const session = await startSessionFor(ctx.store, email, { ttlHours: config.SESSION_TTL_HOURS, metadata: { actor: 'anonymous', correlationId: request.id } });
+      await ctx.projections.catchUp();
+      return reply
+        .header('set-cookie', sessionCookie(session.token, config.SESSION_TTL_HOURS * 3600, request.headers['x-forwarded-proto'] === 'https'))
+        .send({ success: true, data: { signedIn: true, sessionId: session.sessionId } });
     });
 
     app.get('/email/:link', { schema: { summary: 'Follows a sign-in link: sets the relay_session cookie and lands on /dashboard', params: z.object({ link: z.string() }) } }, async (request, reply) => {
