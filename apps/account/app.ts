@@ -8,6 +8,7 @@ import { appRoutes } from './routes/apps.ts';
 import { configurationRoutes } from './routes/configuration.ts';
 import { credentialRoutes } from './routes/credentials.ts';
 import { groupRoutes } from './routes/groups.ts';
+import { notificationPreferencesRoutes } from './routes/notification-preferences.ts';
 import { recoveryCodeRoutes } from './routes/recovery-code.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { signInRoutes } from './routes/sign-in.ts';
@@ -49,6 +50,7 @@ export const buildAccountApp = async (ctx: RelayContext): Promise<FastifyInstanc
       await scoped.register(configurationRoutes(ctx));
       await scoped.register(groupRoutes(ctx));
       await scoped.register(recoveryCodeRoutes(ctx));
+      await scoped.register(notificationPreferencesRoutes(ctx));
     },
     { prefix: ACCOUNT_PREFIX },
   );

@@ -1,3 +1,4 @@
+import type { NotificationPreferences } from './notification-preferences.ts';
 import type { SendTier } from './events.ts';
 
 export type UserCommand =
@@ -10,4 +11,5 @@ export type UserCommand =
   | { type: 'EndAllSessions'; data: { reason: 'logout' | 'revoked'; now: Date } }
   | { type: 'ChangeSendTier'; data: { tier: SendTier; now: Date } }
   | { type: 'GenerateRecoveryCode'; data: { codeHash: string; now: Date } }
-  | { type: 'UseRecoveryCode'; data: { codeHash: string; now: Date } };
+  | { type: 'UseRecoveryCode'; data: { codeHash: string; now: Date } }
+  | { type: 'SetNotificationPreferences'; data: { preferences: NotificationPreferences; now: Date } };

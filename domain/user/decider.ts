@@ -3,6 +3,7 @@ import { domainError } from '../shared/errors.ts';
 import { TEXT_LIMITS, textError, textProblem } from '../shared/text.ts';
 import type { UserCommand } from './commands.ts';
 import type { SendTier, UserEvent } from './events.ts';
+import { defaultPreferences, samePreferences, type NotificationPreferences } from './notification-preferences.ts';
 
 /** Live dashboard sessions a user may hold; starting one more ends the oldest (`replaced`). */
 export const MAX_LIVE_SESSIONS = 20;
@@ -16,7 +17,7 @@ export interface SessionState {
 
 export type UserState =
   | { status: 'none' }
-  | { status: 'registered'; userId: string; email: string; name: string; tier: SendTier; sessions: SessionState[]; recoveryCodeHash: string | null };
+  | { status: 'registered'; userId: string; email: string; name: string; tier: SendTier; sessions: SessionState[]; recoveryCodeHash: string | null; preferences: NotificationPreferences };
 
 export const userStreamName = (userId: string) => `user-${userId}`;
 
@@ -99,6 +100,11 @@ export const decide = (command: UserCommand, state: UserState): Decision<UserEve
       if (state.status !== 'registered' || state.recoveryCodeHash === null || state.recoveryCodeHash !== command.data.codeHash) return domainError('forbidden', RECOVERY_REFUSED);
       return [{ type: 'RecoveryCodeUsed', data: { userId: state.userId, usedAt: command.data.now.toISOString() } }];
     }
+    case 'SetNotificationPreferences': {
+      if (state.status !== 'registered') return notRegistered;
+      if (samePreferences(state.preferences, command.data.preferences)) return [];
+      return [{ type: 'NotificationPreferencesChanged', data: { userId: state.userId, preferences: command.data.preferences, changedAt: command.data.now.toISOString() } }];
+    }
     default:
       return assertNever(command);
   }
@@ -107,7 +113,7 @@ export const decide = (command: UserCommand, state: UserState): Decision<UserEve
 export const evolve = (state: UserState, event: UserEvent): UserState => {
   switch (event.type) {
     case 'UserRegistered':
-      return { status: 'registered', userId: event.data.userId, email: event.data.email, name: event.data.name, tier: 'free', sessions: [], recoveryCodeHash: null };
+      return { status: 'registered', userId: event.data.userId, email: event.data.email, name: event.data.name, tier: 'free', sessions: [], recoveryCodeHash: null, preferences: defaultPreferences() };
     case 'UserRenamed':
       return state.status === 'registered' ? { ...state, name: event.data.name } : state;
     case 'SessionStarted': {
@@ -125,6 +131,8 @@ export const evolve = (state: UserState, event: UserEvent): UserState => {
       return state.status === 'registered' ? { ...state, recoveryCodeHash: event.data.codeHash } : state;
     case 'RecoveryCodeUsed':
       return state.status === 'registered' ? { ...state, recoveryCodeHash: null } : state;
+    case 'NotificationPreferencesChanged':
+      return state.status === 'registered' ? { ...state, preferences: event.data.preferences } : state;
     default:
       return assertNever(event);
   }

@@ -1,3 +1,5 @@
+import type { NotificationPreferences } from './notification-preferences.ts';
+
 export type SendTier = 'free' | 'paid';
 
 /** Why a dashboard session ended before its expiry. */
@@ -15,4 +17,6 @@ export type UserEvent =
   /** A new recovery code (its SHA-256 only): the one before no longer works. */
   | { type: 'RecoveryCodeGenerated'; data: { userId: string; codeHash: string; generatedAt: string } }
   /** The recovery code signed the user in: it works no more. */
-  | { type: 'RecoveryCodeUsed'; data: { userId: string; usedAt: string } };
+  | { type: 'RecoveryCodeUsed'; data: { userId: string; usedAt: string } }
+  /** Which alerts the user gets on which channel, as a whole. */
+  | { type: 'NotificationPreferencesChanged'; data: { userId: string; preferences: NotificationPreferences; changedAt: string } };

@@ -1,3 +1,4 @@
+import { defaultPreferences, type NotificationPreferences } from '../../domain/user/notification-preferences.ts';
 import type { RecordedEvent } from '../../infra/event-store/port.ts';
 import type { SendTier, UserEvent } from '../../domain/user/events.ts';
 import type { Projection } from '../projection.ts';
@@ -7,6 +8,8 @@ export interface UserView {
   name: string;
   email: string;
   tier: SendTier;
+  /** Absent in snapshots of earlier versions: the defaults. */
+  preferences?: NotificationPreferences;
 }
 
 export interface SessionView {
@@ -61,9 +64,19 @@ export class UsersProjection implements Projection {
         if (user) user.tier = event.data.tier;
         return;
       }
+      case 'NotificationPreferencesChanged': {
+        const user = this.byId.get(event.data.userId);
+        if (user) user.preferences = event.data.preferences;
+        return;
+      }
       default:
         return;
     }
+  }
+
+  /** Which alerts the user gets where. */
+  preferencesOf(userId: string): NotificationPreferences {
+    return this.byId.get(userId)?.preferences ?? defaultPreferences();
   }
 
   private forget(hash: string, session: SessionView): void {

@@ -1,0 +1,85 @@
+import type { AlertCategory } from '../../domain/user/notification-preferences.ts';
+import type { RecordedEvent } from '../../infra/event-store/port.ts';
+import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
+
+/** What a user is told of an event: whom, in which category, in words (never a message body or a contact). */
+export interface Alert {
+  readonly userId: string;
+  readonly category: AlertCategory;
+  readonly subject: string;
+  readonly text: string;
+}
+
+/** The events that alert someone, for the dispatcher's subscription. */
+export const ALERTING = {
+  categories: ['outbound', 'inbound', 'app', 'user', 'credential'],
+  types: ['MessageAbandoned', 'InboundWebhookAbandoned', 'AppMessengerHealthChanged', 'SessionStarted', 'CredentialCreated', 'CredentialDeleted'],
+} as const;
+
+const HEALTH: Record<string, string> = {
+  ok: 'works again',
+  'daemon-unreachable': 'cannot reach its messenger daemon',
+  'account-missing': 'lost its account on the messenger daemon',
+};
+
+/** The alert an event makes, if any: its owner is found through the apps read model (an app deleted since alerts nobody). */
+export const alertFor = (event: RecordedEvent, apps: Pick<AppsProjection, 'app'>): Alert | undefined => {
+  const data = event.data as Record<string, unknown>;
+  const appOf = (appId: unknown) => (typeof appId === 'string' ? apps.app(appId) : undefined);
+  const at = event.recordedAt.toISOString();
+  switch (event.type) {
+    case 'MessageAbandoned': {
+      const app = appOf(data.appId);
+      if (!app) return undefined;
+      return {
+        userId: app.userId,
+        category: 'message-abandoned',
+        subject: `Relay gave up on a message of ${app.settings.name}`,
+        text: `Relay gave up on message ${String(data.messageId)} of the app "${app.settings.name}" (${app.id}) on ${String(data.messenger)} after ${String(data.attempts)} attempts (${at}).\nThe last reason: ${String(data.reason)}\n`,
+      };
+    }
+    case 'InboundWebhookAbandoned': {
+      const app = appOf(data.appId);
+      if (!app) return undefined;
+      return {
+        userId: app.userId,
+        category: 'message-abandoned',
+        subject: `The webhook of ${app.settings.name} did not take a message`,
+        text: `The webhook of the app "${app.settings.name}" (${app.id}) did not take the inbound message ${String(data.messageId)} after ${String(data.attempts)} attempts, so Relay gave it up (${at}).\nThe last reason: ${String(data.reason)}\n`,
+      };
+    }
+    case 'AppMessengerHealthChanged': {
+      const app = appOf(data.appId);
+      if (!app) return undefined;
+      const messenger = app.messengers.find((m) => m.id === data.appMessengerId)?.messenger ?? 'a messenger';
+      const state = HEALTH[String(data.health)] ?? String(data.health);
+      return {
+        userId: app.userId,
+        category: 'messenger-health',
+        subject: `The ${messenger} bot of ${app.settings.name} ${state}`,
+        text: `The ${messenger} bot of the app "${app.settings.name}" (${app.id}) ${state} (${at}).${data.reason ? `\n${String(data.reason)}` : ''}\n`,
+      };
+    }
+    case 'SessionStarted':
+      return {
+        userId: String(data.userId),
+        category: 'sign-in',
+        subject: 'New sign-in to your Relay account',
+        text: `Someone signed in to your Relay account at ${String(data.startedAt)}. If it was not you, end the session (GET /dashboard/auth/sessions, DELETE /dashboard/auth/sessions/<id>) and sign in again.\n`,
+      };
+    case 'CredentialCreated':
+    case 'CredentialDeleted': {
+      const created = event.type === 'CredentialCreated';
+      return {
+        userId: String(data.userId),
+        category: 'credentials',
+        subject: created ? `A credential was created: ${String(data.name)}` : 'A credential was deleted',
+        text: created
+          ? `The ${String(data.type)} credential "${String(data.name)}" (${String(data.credentialId)}, ${String(data.keyPreview)}) was created at ${at}.\n`
+          : `The credential ${String(data.credentialId)} was deleted at ${at}; its key no longer works.\n`,
+      };
+    }
+    default:
+      return undefined;
+  }
+};
