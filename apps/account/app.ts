@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
-import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { RelayContext } from '../boot/context.ts';
 import { appMessengerRoutes } from './routes/app-messengers.ts';
 import { appRoutes } from './routes/apps.ts';
@@ -14,6 +13,7 @@ import { sessionRoutes } from './routes/sessions.ts';
 import { signInRoutes } from './routes/sign-in.ts';
 import { userRoutes } from './routes/user.ts';
 import { zodValidatorCompiler } from './validation.ts';
+import { documentedObject, documentedTransform, LOCAL_SERVERS } from '../http/openapi-shape.ts';
 import { relayErrorHandler } from '../http/error-handler.ts';
 
 export const ACCOUNT_PREFIX = '/dashboard/api/dashboard';
@@ -37,8 +37,11 @@ export const buildAccountApp = async (ctx: RelayContext): Promise<FastifyInstanc
   await app.register(swagger, {
     openapi: {
       info: { title: 'Relay account API', version: ctx.version, description: 'Behind the dashboard proxy: session cookie relay_session.' },
+      components: { securitySchemes: { session: { type: 'apiKey', in: 'cookie', name: 'relay_session', description: 'The dashboard session (docs/sign-in.md)' } } },
+      security: [{ session: [] }],
     },
-    transform: jsonSchemaTransform,
+    transform: documentedTransform({ type: 'object', properties: { success: { type: 'boolean', enum: [false] }, error: { type: 'string' } }, required: ['success', 'error'] }),
+    transformObject: documentedObject(LOCAL_SERVERS),
   });
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ success: false, error: 'Not found' }));
   await app.register(

@@ -18,7 +18,7 @@ export const sendMessageInput = z
         'Optional. true: a message longer than the messenger’s display limit (signal 2000, simplex 8000, session 2000 characters) is delivered as numbered parts "(k/n) …", cut at word boundaries, in order. Without it such a message fails permanently.',
       ),
   })
-  .meta({ id: 'SendMessageInput' });
+  .meta({ id: 'SendMessage' });
 
 export const sendBody = z.object({ messages: z.array(sendMessageInput) });
 

@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import { documentedObject, documentedTransform, LOCAL_SERVERS } from './openapi-shape.ts';
 
 /**
  * OpenAPI documents generated from the zod schemas of the routes: the public API at
@@ -19,8 +19,8 @@ export const registerApiDocs = async (app: FastifyInstance, version: string, acc
       },
       security: [{ bearer: [] }, { apiKeyHeader: [] }],
     },
-    transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
+    transform: documentedTransform({ type: 'object', properties: { error: { type: 'string' } }, required: ['error'] }),
+    transformObject: documentedObject(LOCAL_SERVERS),
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
   if (accountDocs) app.get('/docs/account.json', { schema: { hide: true } }, async () => accountDocs());

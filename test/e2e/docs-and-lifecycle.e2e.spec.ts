@@ -19,7 +19,7 @@ describe('OpenAPI documents', () => {
     const doc = (await (await fetch(`${relay.url}/docs/json`)).json()) as any;
     expect(doc.openapi).toMatch(/^3\./);
     expect(Object.keys(doc.paths).sort()).toEqual(['/api/v1/auth/verify', '/api/v1/events', '/api/v1/health', '/api/v1/messages/poll', '/api/v1/messages/send']);
-    expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(['SendMessageInput', 'PolledMessage', 'FailedMessage']));
+    expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(['SendMessageInput', 'PolledMessage', 'FailedMessage', 'SuccessfulMessage', 'Error']));
     const ui = await fetch(`${relay.url}/docs`);
     expect(ui.status).toBe(200);
     expect(ui.headers.get('content-type')).toContain('text/html');

@@ -8,7 +8,7 @@ import type { RelayContext } from '../../boot/context.ts';
 export const configurationRoutes =
   (ctx: RelayContext): FastifyPluginAsync =>
   async (app) => {
-    app.get('/configuration', { schema: { summary: 'Billing configuration (no session needed)' } }, async () => ({
+    app.get('/configuration', { schema: { summary: 'Billing configuration (no session needed)', security: [] } }, async () => ({
       success: true,
       data: {
         currency: 'USD',

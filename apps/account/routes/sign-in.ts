@@ -51,7 +51,7 @@ export const signInRoutes =
     /** The client as the proxy saw it. */
     const clientOf = (request: FastifyRequest) => String(request.headers['x-forwarded-for'] ?? request.ip).split(',')[0]!.trim();
 
-    app.post('/email', { schema: { summary: 'Sends a one-time sign-in link to the address (202 whether or not it has an account)', body: emailSignInBody } }, async (request, reply) => {
+    app.post('/email', { schema: { summary: 'Sends a one-time sign-in link to the address (202 whether or not it has an account)', security: [], body: emailSignInBody } }, async (request, reply) => {
       const email = emailOrUndefined(request.body.email);
       if (email === undefined) return fail(reply, 400, 'Invalid email: must be an e-mail address');
       if (!mailer) return fail(reply, 503, 'E-mail sign-in is not available: this Relay has no mail server (SMTP_URL)');
@@ -87,7 +87,7 @@ export const signInRoutes =
       return reply.code(202).send({ success: true, data: { expiresAt: expiresAt.toISOString() } });
     });
 
-    app.post('/recover', { schema: { summary: 'Signs in once with the recovery code of the address (then the code works no more)', body: recoverBody } }, async (request, reply) => {
+    app.post('/recover', { schema: { summary: 'Signs in once with the recovery code of the address (then the code works no more)', security: [], body: recoverBody } }, async (request, reply) => {
       const email = emailOrUndefined(request.body.email);
       const byClient = limiter.consume(`recover:client:${clientOf(request)}`, 1, config.SIGN_IN_PER_CLIENT);
       if (!byClient.allowed) return tooMany(reply, byClient.resetAt);
@@ -109,7 +109,7 @@ export const signInRoutes =
         .send({ success: true, data: { signedIn: true, sessionId: session.sessionId } });
     });
 
-    app.get('/email/:link', { schema: { summary: 'Follows a sign-in link: sets the relay_session cookie and lands on /dashboard', params: z.object({ link: z.string() }) } }, async (request, reply) => {
+    app.get('/email/:link', { schema: { summary: 'Follows a sign-in link: sets the relay_session cookie and lands on /dashboard', security: [], params: z.object({ link: z.string() }) } }, async (request, reply) => {
       const landing = (why: string) => reply.code(303).header('location', `${DASHBOARD_HOME}?signin=${why}`).send({ success: false, error: why });
       const parsed = LINK.exec(request.params.link);
       if (!parsed) return landing('invalid');

@@ -18,7 +18,7 @@ export const healthRoute =
     }, HEALTH_FRESH_FOR_MS);
     app.get(
       '/health',
-      { schema: { summary: 'Liveness probe', response: { 200: healthResponse, 503: healthResponse } } },
+      { schema: { summary: 'Liveness probe', security: [], 'x-no-client-errors': true, response: { 200: healthResponse, 503: healthResponse } } },
       async (_request, reply) => {
         if (!ctx.readiness.ready) return reply.code(503).send({ status: 'starting', version: ctx.version });
         if (await storesAnswer()) return reply.code(200).send({ status: 'ok', version: ctx.version });
