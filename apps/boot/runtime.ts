@@ -14,7 +14,7 @@ import { startGroupAdministrator } from '../pipeline/group-administrator.ts';
 import { startIdentityProvisioner } from '../pipeline/identity-provisioner.ts';
 import { startBodyShredder, type BodyShredder } from '../pipeline/body-shredder.ts';
 import { startAlertDispatcher } from '../pipeline/alert-dispatcher.ts';
-import { smtpMailer } from '../../infra/mail/mailer.ts';
+import { openSmtpMailer } from '../../infra/mail/mailer.ts';
 import { startWebhookDispatcher, type WebhookDispatcher } from '../pipeline/webhook-dispatcher.ts';
 import { topics } from '../pipeline/topology.ts';
 import { inboundDepsOf, receiveInbound } from '../pipeline/inbound-receiver.ts';
@@ -252,7 +252,7 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
       );
       // Alerts go by e-mail: without a mail server there is no one to tell.
       if (config.SMTP_URL)
-        subscriptions.push(await startAlertDispatcher({ store: ctx.store, apps: ctx.models.apps, users: ctx.models.users, mailer: smtpMailer(config.SMTP_URL, config.MAIL_FROM), log: ctx.log }));
+        subscriptions.push(await startAlertDispatcher({ store: ctx.store, apps: ctx.models.apps, users: ctx.models.users, mailer: await openSmtpMailer(config.SMTP_URL, config.MAIL_FROM), log: ctx.log }));
       else ctx.log.info('no SMTP_URL: alerts are not mailed');
       shredder = startBodyShredder({ store: ctx.store, metrics: ctx.metrics, log: ctx.log.child({ component: 'shredder' }), intervalMs: config.BODY_SHRED_INTERVAL_MS });
     }

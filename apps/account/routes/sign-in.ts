@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { SIGN_IN_ERRORS, signInDecider, signInStreamName } from '../../../domain/signin/decider.ts';
 import { newId } from '../../../infra/ids/new-id.ts';
-import { smtpMailer, type Mailer } from '../../../infra/mail/mailer.ts';
+import { openSmtpMailer, type Mailer } from '../../../infra/mail/mailer.ts';
 import { RateLimiter } from '../../api/rate-limiter.ts';
 import type { RelayContext } from '../../boot/context.ts';
 import { handleCommand } from '../../commands/handle-command.ts';
@@ -38,7 +38,7 @@ export const signInRoutes =
   (ctx: RelayContext): FastifyPluginAsyncZod =>
   async (app) => {
     const { config } = ctx;
-    const mailer: Mailer | undefined = config.SMTP_URL ? smtpMailer(config.SMTP_URL, config.MAIL_FROM, 5_000) : undefined;
+    const mailer: Mailer | undefined = config.SMTP_URL ? await openSmtpMailer(config.SMTP_URL, config.MAIL_FROM, 5_000) : undefined;
     const limiter = new RateLimiter(SIGN_IN_WINDOW_MS, SIGN_IN_WINDOW_MS);
     app.addHook('onClose', async () => {
       mailer?.close();
