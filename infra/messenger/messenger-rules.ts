@@ -1,4 +1,4 @@
-import type { Messenger } from './port.ts';
+import { GroupOperationError, type Messenger } from './port.ts';
 
 /**
  * What every connector of a messenger checks before it hands a message to the messenger: the
@@ -30,10 +30,23 @@ const FORMATS: Record<Messenger, { pattern: RegExp; description: string; maxLeng
 /** The messenger's display limit, in characters. */
 export const displayLimitOf = (messenger: Messenger): number => FORMATS[messenger].maxLength;
 
+/** Why a messenger would refuse this contact id (not in its formats), or undefined when it would take it. */
+export const contactRejectionOf = (messenger: Messenger, contactId: string): string | undefined => {
+  const format = FORMATS[messenger];
+  return format.pattern.test(contactId) ? undefined : `Invalid contactId for ${messenger}: expected ${format.description}`;
+};
+
+/** A group operation on a contact outside the messenger's formats is refused for good (the reason never repeats it). */
+export const checkGroupContact = (messenger: Messenger, contactId: string): void => {
+  const rejection = contactRejectionOf(messenger, contactId);
+  if (rejection) throw new GroupOperationError(rejection);
+};
+
 /** Why a messenger would refuse this delivery outright, or undefined when it would take it. */
 export const rejectionOf = (messenger: Messenger, contactId: string, text: string): string | undefined => {
   const format = FORMATS[messenger];
-  if (!format.pattern.test(contactId)) return `Invalid contactId for ${messenger}: expected ${format.description}`;
+  const contact = contactRejectionOf(messenger, contactId);
+  if (contact) return contact;
   if ([...text].length > format.maxLength) return `Message exceeds the ${messenger} limit of ${format.maxLength} characters`;
   return undefined;
 };

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { groupDecider, groupStreamName } from '../../../domain/group/decider.ts';
 import type { GroupOperation } from '../../../domain/group/events.ts';
 import { newId } from '../../../infra/ids/new-id.ts';
-import { rejectionOf } from '../../../infra/messenger/messenger-rules.ts';
+import { contactRejectionOf } from '../../../infra/messenger/messenger-rules.ts';
 import type { AppMessengerView } from '../../../projections/apps/apps-projection.ts';
 import type { RelayContext } from '../../boot/context.ts';
 import { groupKeyOf, openGroupField, openGroupKey, openMembers, sealGroupField, type GroupKey } from '../../commands/group-seal.ts';
@@ -98,7 +98,7 @@ export const groupRoutes =
         const found = await target(request, reply, request.body.appMessengerId);
         if (!found) return reply;
         const { contactId } = request.body;
-        const rejection = rejectionOf(found.appMessenger.messenger, contactId, '');
+        const rejection = contactRejectionOf(found.appMessenger.messenger, contactId);
         if (rejection) return fail(reply, 400, rejection);
         const changed = await change(reply, request.id, found.userId, found.appMessenger, operation, contactId);
         if (!changed) return reply;

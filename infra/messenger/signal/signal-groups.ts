@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { rejectionOf } from '../messenger-rules.ts';
+import { checkGroupContact, contactRejectionOf } from '../messenger-rules.ts';
 import { GroupOperationError, type GroupAdministration, type GroupMember, type GroupRole } from '../port.ts';
 import { recipientOf } from './recipients.ts';
 import { SIGNAL_ERROR_CODES, SignalDaemonError, SignalDaemonUnavailableError, type SignalRpc } from './signal-rpc.ts';
@@ -40,7 +40,7 @@ export const groupRefusalOf = (error: SignalDaemonError): Error => {
     if (/group not found|invalid group id/i.test(message)) return new GroupOperationError('Group not found');
     if (/not a member/i.test(message)) return new GroupOperationError('The bot is no longer a member of the group');
     if (/not registered/i.test(message)) return new GroupOperationError('The contact is not registered on Signal');
-    if (/invalid phone number/i.test(message)) return new GroupOperationError(rejectionOf('signal', '', '')!);
+    if (/invalid phone number/i.test(message)) return new GroupOperationError(contactRejectionOf('signal', '')!);
     return new GroupOperationError('signal-cli refused the group change');
   }
   if (code === SIGNAL_ERROR_CODES.internalError && /authorization ?failed/i.test(message)) return new GroupOperationError('The bot is not an admin of the group');
@@ -60,19 +60,19 @@ export class SignalGroups implements GroupAdministration {
   }
 
   async addMember(from: string, groupId: string, contactId: string): Promise<void> {
-    checkContact(contactId);
+    checkGroupContact('signal', contactId);
     await this.call('updateGroup', { account: from, groupId, members: [recipientOf(contactId)] });
   }
 
   async removeMember(from: string, groupId: string, contactId: string): Promise<void> {
-    checkContact(contactId);
+    checkGroupContact('signal', contactId);
     const group = await this.group(from, groupId);
     if (![...group.members, ...group.pendingMembers].some((m) => isContact(m, contactId))) throw new GroupOperationError(NOT_A_MEMBER);
     await this.call('updateGroup', { account: from, groupId, removeMembers: [recipientOf(contactId)] });
   }
 
   async setRole(from: string, groupId: string, contactId: string, role: GroupRole): Promise<void> {
-    checkContact(contactId);
+    checkGroupContact('signal', contactId);
     const group = await this.group(from, groupId);
     if (!group.members.some((m) => isContact(m, contactId))) throw new GroupOperationError(NOT_A_MEMBER);
     await this.call('updateGroup', { account: from, groupId, ...(role === 'admin' ? { admins: [recipientOf(contactId)] } : { removeAdmins: [recipientOf(contactId)] }) });
@@ -122,8 +122,3 @@ export class SignalGroups implements GroupAdministration {
     }
   }
 }
-
-const checkContact = (contactId: string) => {
-  const rejection = rejectionOf('signal', contactId, '');
-  if (rejection) throw new GroupOperationError(rejection);
-};

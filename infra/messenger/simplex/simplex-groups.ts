@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { rejectionOf } from '../messenger-rules.ts';
+import { checkGroupContact } from '../messenger-rules.ts';
 import { GroupOperationError, type GroupAdministration, type GroupMember, type GroupRole } from '../port.ts';
 import { SimplexCommandError, type SimplexResponse } from './simplex-client.ts';
 
@@ -72,7 +72,7 @@ export class SimplexGroups implements GroupAdministration {
   }
 
   async addMember(from: string, groupId: string, contactId: string): Promise<void> {
-    checkContact(contactId);
+    checkGroupContact('simplex', contactId);
     await this.run(from, async (command) => {
       const members = await this.list(command, groupId);
       const existing = members.find((m) => contactIdOf(m) === contactId && !GONE.has(m.memberStatus));
@@ -82,7 +82,7 @@ export class SimplexGroups implements GroupAdministration {
   }
 
   async removeMember(from: string, groupId: string, contactId: string): Promise<void> {
-    checkContact(contactId);
+    checkGroupContact('simplex', contactId);
     await this.run(from, async (command) => {
       const member = this.find(await this.list(command, groupId), contactId);
       await command(`/_remove #${groupId} ${member.groupMemberId}`);
@@ -90,7 +90,7 @@ export class SimplexGroups implements GroupAdministration {
   }
 
   async setRole(from: string, groupId: string, contactId: string, role: GroupRole): Promise<void> {
-    checkContact(contactId);
+    checkGroupContact('simplex', contactId);
     await this.run(from, async (command) => {
       const member = this.find(await this.list(command, groupId), contactId);
       if (ADMIN_ROLES.has(member.memberRole) === (role === 'admin')) return;
@@ -143,11 +143,6 @@ export class SimplexGroups implements GroupAdministration {
     }
   }
 }
-
-const checkContact = (contactId: string) => {
-  const rejection = rejectionOf('simplex', contactId, '');
-  if (rejection) throw new GroupOperationError(rejection);
-};
 
 /** A SimpleX group id is a number; anything else is no group of the bot's. */
 const checkGroup = (groupId: string): string => {

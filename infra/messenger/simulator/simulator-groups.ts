@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { rejectionOf } from '../messenger-rules.ts';
+import { checkGroupContact } from '../messenger-rules.ts';
 import { GroupOperationError, type GroupAdministration, type GroupMember, type GroupRole, type Messenger } from '../port.ts';
 import type { SimulatorStore } from './simulator-store.ts';
 
@@ -71,8 +71,7 @@ export class SimulatorGroups implements GroupAdministration {
 
   private check(from: string, groupId: string, contactId: string) {
     this.groupOf(from, groupId);
-    const rejection = rejectionOf(this.messenger, contactId, '');
-    if (rejection) throw new GroupOperationError(rejection);
+    checkGroupContact(this.messenger, contactId);
     const injected = this.store.consumeFailure(this.messenger, contactId);
     if (injected) throw new GroupOperationError(injected.reason, injected.permanent);
   }
