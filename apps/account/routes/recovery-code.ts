@@ -1,4 +1,5 @@
-import { createHash, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
+import { hashKey } from '../../../infra/crypto/keys.ts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { userDecider, userStreamName } from '../../../domain/user/decider.ts';
 import type { RelayContext } from '../../boot/context.ts';
@@ -15,7 +16,7 @@ export const newRecoveryCode = (): string =>
 
 /** The code as typed (any case, with or without dashes and spaces), hashed: only the hash is kept. */
 export const recoveryCodeHash = (code: string): string =>
-  createHash('sha256').update(code.toUpperCase().replace(/[\s-]/g, '').replace(/O/g, '0').replace(/[IL]/g, '1'), 'utf8').digest('hex');
+  hashKey(code.toUpperCase().replace(/[\s-]/g, '').replace(/O/g, '0').replace(/[IL]/g, '1'));
 
 /**
  * `POST /recovery-code`: a new recovery code for the session's user, shown this once (only its

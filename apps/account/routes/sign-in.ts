@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { hashKey } from '../../../infra/crypto/keys.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -20,7 +21,6 @@ export const DASHBOARD_HOME = '/dashboard';
 const SIGN_IN_WINDOW_MS = 15 * 60_000;
 const LINK = /^([0-9a-f]{24})\.([A-Za-z0-9_-]{43})$/;
 
-const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 /** The `relay_session` cookie: HTTP-only, same-site lax, Secure when the request came over HTTPS. */
 export const sessionCookie = (token: string, maxAgeSeconds: number, secure: boolean) =>
@@ -51,6 +51,14 @@ export const signInRoutes =
     /** The client as the proxy saw it. */
     const clientOf = (request: FastifyRequest) => String(request.headers['x-forwarded-for'] ?? request.ip).split(',')[0]!.trim();
 
+    /** Starts a session of the address's user (made if new) and sets its cookie on the reply. */
+    const signIn = async (email: string, request: FastifyRequest, reply: FastifyReply) => {
+      const session = await startSessionFor(ctx.store, email, { ttlHours: config.SESSION_TTL_HOURS, metadata: { actor: 'anonymous', correlationId: request.id } });
+      await ctx.projections.catchUp();
+      void reply.header('set-cookie', sessionCookie(session.token, config.SESSION_TTL_HOURS * 3600, request.headers['x-forwarded-proto'] === 'https'));
+      return session;
+    };
+
     app.post('/email', { schema: { summary: 'Sends a one-time sign-in link to the address (202 whether or not it has an account)', security: [], body: emailSignInBody } }, async (request, reply) => {
       const email = emailOrUndefined(request.body.email);
       if (email === undefined) return fail(reply, 400, 'Invalid email: must be an e-mail address');
@@ -68,7 +76,7 @@ export const signInRoutes =
         ctx.store,
         signInStreamName(signInId),
         signInDecider,
-        { type: 'RequestEmailSignIn', data: { signInId, email, secretHash: sha256(secret), expiresAt, now } },
+        { type: 'RequestEmailSignIn', data: { signInId, email, secretHash: hashKey(secret), expiresAt, now } },
         { actor: 'anonymous', correlationId: request.id },
         { newStream: true },
       );
@@ -102,11 +110,8 @@ export const signInRoutes =
         { actor: 'anonymous', correlationId: request.id },
       );
       if (!used.ok) return fail(reply, 400, RECOVERY_REFUSED);
-      const session = await startSessionFor(ctx.store, email, { ttlHours: config.SESSION_TTL_HOURS, metadata: { actor: 'anonymous', correlationId: request.id } });
-      await ctx.projections.catchUp();
-      return reply
-        .header('set-cookie', sessionCookie(session.token, config.SESSION_TTL_HOURS * 3600, request.headers['x-forwarded-proto'] === 'https'))
-        .send({ success: true, data: { signedIn: true, sessionId: session.sessionId } });
+      const session = await signIn(email, request, reply);
+      return reply.send({ success: true, data: { signedIn: true, sessionId: session.sessionId } });
     });
 
     app.get('/email/:link', { schema: { summary: 'Follows a sign-in link: sets the relay_session cookie and lands on /dashboard', security: [], params: z.object({ link: z.string() }) } }, async (request, reply) => {
@@ -122,20 +127,14 @@ export const signInRoutes =
         signInDecider,
         (state) => {
           if (state.status !== 'none') email = state.email;
-          return { type: 'CompleteEmailSignIn' as const, data: { secretHash: sha256(secret), userId: email === '' ? '' : userIdForEmail(email), now } };
+          return { type: 'CompleteEmailSignIn' as const, data: { secretHash: hashKey(secret), userId: email === '' ? '' : userIdForEmail(email), now } };
         },
         { actor: 'anonymous', correlationId: request.id },
       );
       if (!result.ok) return landing(result.error.message === SIGN_IN_ERRORS.used ? 'used' : result.error.message === SIGN_IN_ERRORS.expired ? 'expired' : 'invalid');
       const [event] = result.events;
       if (event?.type === 'EmailSignInRefused') return landing(event.data.reason);
-      const session = await startSessionFor(ctx.store, email, { ttlHours: config.SESSION_TTL_HOURS, metadata: { actor: 'anonymous', correlationId: request.id } });
-      await ctx.projections.catchUp();
-      const secure = request.headers['x-forwarded-proto'] === 'https';
-      return reply
-        .code(303)
-        .header('set-cookie', sessionCookie(session.token, config.SESSION_TTL_HOURS * 3600, secure))
-        .header('location', DASHBOARD_HOME)
-        .send({ success: true, data: { signedIn: true } });
+      await signIn(email, request, reply);
+      return reply.code(303).header('location', DASHBOARD_HOME).send({ success: true, data: { signedIn: true } });
     });
   };
