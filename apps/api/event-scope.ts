@@ -1,4 +1,5 @@
 import { categoryOf, type RecordedEvent } from '../../infra/event-store/port.ts';
+import { inboundAppOf } from '../pipeline/topology.ts';
 
 /**
  * The part of an event a key holder may read: events of the key's apps only. Returns the event's
@@ -26,8 +27,8 @@ export const scopeEvent = (event: RecordedEvent, appIds: ReadonlySet<string>): {
       return messages.length > 0 ? { data: { ...data, messages } } : undefined;
     }
     case 'popcursor': {
-      const topic = event.streamName.slice('popcursor-'.length);
-      return topic.startsWith('inbound.') && appIds.has(topic.slice('inbound.'.length)) ? { data } : undefined;
+      const appId = inboundAppOf(event.streamName.slice('popcursor-'.length));
+      return appId !== undefined && appIds.has(appId) ? { data } : undefined;
     }
     default:
       return undefined; // user events and anything without an app

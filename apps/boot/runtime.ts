@@ -16,7 +16,7 @@ import { startBodyShredder, type BodyShredder } from '../pipeline/body-shredder.
 import { startAlertDispatcher } from '../pipeline/alert-dispatcher.ts';
 import { openSmtpMailer } from '../../infra/mail/mailer.ts';
 import { startWebhookDispatcher, type WebhookDispatcher } from '../pipeline/webhook-dispatcher.ts';
-import { topics } from '../pipeline/topology.ts';
+import { inboundAppOf } from '../pipeline/topology.ts';
 import { inboundDepsOf, receiveInbound } from '../pipeline/inbound-receiver.ts';
 import { createBodyOpener } from '../pipeline/sealed-bodies.ts';
 import type { CheckpointedSubscription } from '../../infra/event-store/checkpointed-subscription.ts';
@@ -232,7 +232,10 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
           ctx.log,
           (event) => bodies.remember(event),
           (records) => {
-            for (const record of records) if (record.key !== undefined && record.topic === topics.inbound(record.key)) hooks.wake(record.key);
+            for (const record of records) {
+              const appId = inboundAppOf(record.topic);
+              if (appId !== undefined) hooks.wake(appId);
+            }
           },
         ),
       );

@@ -1,4 +1,5 @@
 import { categoryOf } from '../../infra/event-store/port.ts';
+import { inboundAppOf } from '../pipeline/topology.ts';
 
 /**
  * The tags of an event: which apps it concerns (`app:<appId>`). The event store keeps them as an
@@ -34,8 +35,8 @@ export const tagsOf = (event: { readonly streamName: string; readonly type: stri
     }
     case 'popcursor': {
       // Kafka's pop claims: `popcursor-inbound.<appId>`.
-      const topic = event.streamName.slice('popcursor-'.length);
-      return topic.startsWith('inbound.') ? [appTag(topic.slice('inbound.'.length))] : [];
+      const appId = inboundAppOf(event.streamName.slice('popcursor-'.length));
+      return appId !== undefined ? [appTag(appId)] : [];
     }
     default:
       return []; // users and their sessions concern no app

@@ -20,6 +20,9 @@ export const topics = {
   events: (category: string) => `events.${category}`,
 } as const;
 
+/** The app whose inbound queue a topic is, or undefined for another topic. */
+export const inboundAppOf = (topic: string): string | undefined => (topic.startsWith('inbound.') ? topic.slice('inbound.'.length) : undefined);
+
 /** The consumer group of the delivery workers. */
 export const DELIVERY_GROUP = 'delivery';
 
@@ -57,7 +60,7 @@ export const QUEUE_PUBLISHER_FILTER = { categories: ['sendbatch', 'outbound', 'i
 export const topicPolicyOf =
   (settings: { partitions: number; retentionMs: number }) =>
   (topic: string): TopicPolicy => {
-    if (topic.startsWith('inbound.')) return { partitions: 1, retentionMs: settings.retentionMs };
+    if (inboundAppOf(topic) !== undefined) return { partitions: 1, retentionMs: settings.retentionMs };
     if (topic === topics.dead) return { partitions: settings.partitions, retentionMs: settings.retentionMs };
     return { partitions: settings.partitions };
   };
