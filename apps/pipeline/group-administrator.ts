@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import { groupDecider, groupStreamName, type GroupState } from '../../domain/group/decider.ts';
-import type { GroupEvent, GroupOperation } from '../../domain/group/events.ts';
+import { groupDecider, groupStreamName } from '../../domain/group/decider.ts';
+import type { GroupEvent, GroupOperation, GroupRef } from '../../domain/group/events.ts';
 import { fold } from '../../domain/shared/decider.ts';
 import type { Messenger } from '../../domain/shared/messengers.ts';
 import type { MessageSealer } from '../../infra/crypto/message-sealer.ts';
@@ -72,9 +72,6 @@ export const startGroupAdministrator = async (deps: GroupAdministratorDeps): Pro
       keyId ? { keys: { require: [keyId] } } : {},
     );
 
-  const stateOf = async (appMessengerId: string): Promise<GroupState> =>
-    fold(groupDecider, (await deps.store.readStream(groupStreamName(appMessengerId))).events as unknown as GroupEvent[]);
-
   const fail = async (request: Requested, reason: string, recorded: RecordedEvent) => {
     await record(request.data.appMessengerId, { type: 'RecordGroupChangeFailed', data: { requestId: request.data.requestId, reason, now: new Date() } }, recorded);
     log.info({ appMessengerId: request.data.appMessengerId, operation: request.data.operation, reason }, 'group change refused');
@@ -92,19 +89,22 @@ export const startGroupAdministrator = async (deps: GroupAdministratorDeps): Pro
     }
   };
 
-  const syncMembers = async (appMessengerId: string, state: GroupState, groups: GroupAdministration, from: string, raw: Buffer, appId: string, messenger: Messenger) => {
-    const groupId = openGroupField(deps.sealer, raw, appMessengerId, 'group', state.group!);
+  /** Reads the group's members from its messenger and records them (the decider drops a list that did not change). */
+  const syncMembers = async (ref: GroupRef, groupId: string, keyId: string, raw: Buffer, groups: GroupAdministration, from: string) => {
     const members = await groups.members(from, groupId);
-    await record(appMessengerId, {
-      type: 'RecordGroupMembers',
-      data: { appId, appMessengerId, messenger, sealed: sealMembers(deps.sealer, raw, appMessengerId, members), keyId: state.keyId!, memberCount: members.length, digest: membersDigest(raw, members), now: new Date() },
-    }, undefined, state.keyId!);
+    const { appMessengerId } = ref;
+    await record(
+      appMessengerId,
+      { type: 'RecordGroupMembers', data: { appId: ref.appId, appMessengerId, messenger: ref.messenger, sealed: sealMembers(deps.sealer, raw, appMessengerId, members), keyId, memberCount: members.length, digest: membersDigest(raw, members), now: new Date() } },
+      undefined,
+      keyId,
+    );
   };
 
   const carryOut = async (recorded: RecordedEvent) => {
     const request = recorded as unknown as Requested;
     const { appMessengerId, requestId, operation, messenger, appId } = request.data;
-    let state = await stateOf(appMessengerId);
+    let state = fold(groupDecider, (await deps.store.readStream(groupStreamName(appMessengerId))).events as unknown as GroupEvent[]);
     if (!state.pending.has(requestId)) return; // carried out before a crash, or a replay
     const groups = deps.connectors.get(messenger)?.groups;
     if (!groups) return fail(request, `Groups are not supported on ${messenger}`, recorded);
@@ -130,7 +130,7 @@ export const startGroupAdministrator = async (deps: GroupAdministratorDeps): Pro
       const sealed = await attempt(() => perform(groups, operation, from, groupId, request.data.sealed, raw, appMessengerId));
       // The member list first, so that whoever sees the outcome sees the list that follows it.
       try {
-        await syncMembers(appMessengerId, state, groups, from, raw, appId, messenger);
+        await syncMembers({ appId, appMessengerId, messenger }, groupId, request.data.keyId, raw, groups, from);
       } catch (error) {
         log.warn({ err: error, appMessengerId }, 'group members not read after a change; the next sync reads them');
       }
@@ -176,10 +176,11 @@ export const startGroupAdministrator = async (deps: GroupAdministratorDeps): Pro
     const appMessenger = deps.apps.appMessenger(view.appMessengerId);
     if (!groups || !appMessenger?.address) return;
     try {
-      const state = await stateOf(view.appMessengerId);
+      if (view.group === null) return;
       const raw = await openGroupKey(deps.store.keys, deps.sealer, view.keyId);
-      if (onlyGroupId !== undefined && (state.group === null || openGroupField(deps.sealer, raw, view.appMessengerId, 'group', state.group) !== onlyGroupId)) return;
-      await syncMembers(view.appMessengerId, state, groups, appMessenger.address, raw, view.appId, view.messenger);
+      const groupId = openGroupField(deps.sealer, raw, view.appMessengerId, 'group', view.group);
+      if (onlyGroupId !== undefined && groupId !== onlyGroupId) return;
+      await syncMembers(view, groupId, view.keyId, raw, groups, appMessenger.address);
     } catch (error) {
       log.warn({ err: error, appMessengerId: view.appMessengerId }, 'group members not synced; trying again next round');
     }
