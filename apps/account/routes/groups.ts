@@ -6,7 +6,8 @@ import { newId } from '../../../infra/ids/new-id.ts';
 import { contactRejectionOf } from '../../../infra/messenger/messenger-rules.ts';
 import type { AppMessengerView } from '../../../projections/apps/apps-projection.ts';
 import type { RelayContext } from '../../boot/context.ts';
-import { groupKeyOf, openGroupField, openGroupKey, openMembers, sealGroupField, type GroupKey } from '../../commands/group-seal.ts';
+import { GroupKeyGoneError, groupKeyOf, openGroupField, openGroupKey, openMembers, sealGroupField, type GroupKey } from '../../commands/group-seal.ts';
+import { DataKeyGoneError } from '../../../infra/event-store/port.ts';
 import { handleCommand } from '../../commands/handle-command.ts';
 import { fail, failDomain } from '../errors.ts';
 import { outcomeOf } from '../group-outcome.ts';
@@ -39,6 +40,12 @@ export const groupRoutes =
     };
 
     const keyOf = (keyId: string) => openGroupKey(ctx.store.keys, ctx.sealer, keyId);
+
+    // An app deleted between the ownership check and the use of its group's key: its group is gone with it.
+    app.setErrorHandler((error, _request, reply) => {
+      if (error instanceof GroupKeyGoneError || error instanceof DataKeyGoneError) return fail(reply, 400, 'App messenger not found');
+      throw error; // the account API's own handler answers the rest
+    });
 
     const recentChanges = (appMessengerId: string) =>
       (ctx.models.groups.group(appMessengerId)?.requests ?? []).map(({ requestId, outcome }) => ({
