@@ -11,13 +11,15 @@ import { notificationPreferencesRoutes } from './routes/notification-preferences
 import { recoveryCodeRoutes } from './routes/recovery-code.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { signInRoutes } from './routes/sign-in.ts';
+import { messengerSignInRoutes } from './routes/messenger-sign-in.ts';
+import { contactRoutes } from './routes/contacts.ts';
 import { userRoutes } from './routes/user.ts';
 import { zodValidatorCompiler } from './validation.ts';
 import { documentedObject, documentedTransform, LOCAL_SERVERS } from '../http/openapi-shape.ts';
 import { relayErrorHandler } from '../http/error-handler.ts';
 
 export const ACCOUNT_PREFIX = '/dashboard/api/dashboard';
-/** The session's own routes (sign out, sessions): outside the interface's proxied prefix. */
+/** The session's own routes (sign in, sign out, sessions, linked contacts): outside the interface's proxied prefix. */
 export const AUTH_PREFIX = '/dashboard/auth';
 
 /**
@@ -59,6 +61,8 @@ export const buildAccountApp = async (ctx: RelayContext): Promise<FastifyInstanc
   );
   await app.register(sessionRoutes(ctx), { prefix: AUTH_PREFIX });
   await app.register(signInRoutes(ctx), { prefix: AUTH_PREFIX });
+  await app.register(messengerSignInRoutes(ctx), { prefix: AUTH_PREFIX });
+  await app.register(contactRoutes(ctx), { prefix: AUTH_PREFIX });
   await app.ready();
   return app as unknown as FastifyInstance;
 };

@@ -28,13 +28,19 @@ export const validateBatch = (items: readonly SendMessageInput[], caller: Caller
   return { accepted, failed };
 };
 
+/** Who a batch is recorded as sent by: a credential of a user, or Relay itself (`system:alerts`) for the notification app. */
+export interface Sender {
+  readonly credentialId: string;
+  readonly userId: string;
+}
+
 /**
  * Records the accepted messages of one call as one event on a new stream, their contact ids,
  * texts and group ids sealed per app under the app's data key of the moment (its sealing
  * window), whose new uses are stored in the same transaction: when this resolves they are durable
  * together, and the queue publisher will put each on its outbound topic.
  */
-export const enqueueMessages = async (ctx: RelayContext, caller: Caller, messages: OutboundMessage[]): Promise<void> => {
+export const enqueueMessages = async (ctx: RelayContext, sender: Sender, messages: OutboundMessage[]): Promise<void> => {
   // Accepted messages reach the broker through the publisher; while the broker is known to be
   // down, refuse them (503) rather than promise a delivery that cannot start.
   if (!ctx.broker.isReady()) throw new BrokerUnavailableError('The broker is not reachable');
@@ -47,7 +53,7 @@ export const enqueueMessages = async (ctx: RelayContext, caller: Caller, message
   // A window's key may be gone (it ran out, an append that was to store it failed): once more with new keys.
   for (let attempt = 1; ; attempt++) {
     try {
-      await acceptBatch(ctx, caller, byApp);
+      await acceptBatch(ctx, sender, byApp);
       break;
     } catch (error) {
       if (!(error instanceof DataKeyGoneError) || attempt >= 2) throw error;
@@ -57,7 +63,7 @@ export const enqueueMessages = async (ctx: RelayContext, caller: Caller, message
   countAccepted(ctx, messages);
 };
 
-const acceptBatch = async (ctx: RelayContext, caller: Caller, byApp: ReadonlyMap<string, OutboundMessage[]>): Promise<void> => {
+const acceptBatch = async (ctx: RelayContext, sender: Sender, byApp: ReadonlyMap<string, OutboundMessage[]>): Promise<void> => {
   const batchId = newId.batch();
   const now = new Date();
   const accepted: AcceptedMessage[] = [];
@@ -71,7 +77,7 @@ const acceptBatch = async (ctx: RelayContext, caller: Caller, byApp: ReadonlyMap
     changes.push(change);
     for (const m of list) accepted.push(m.split ? { messageId: m.messageId, appId, messenger: m.messenger, keyId: key.id, split: true } : { messageId: m.messageId, appId, messenger: m.messenger, keyId: key.id });
   }
-  const { credentialId, userId } = caller.credential;
+  const { credentialId, userId } = sender;
   const keys = mergeKeyChanges(changes);
   let written = false;
   try {
@@ -80,7 +86,7 @@ const acceptBatch = async (ctx: RelayContext, caller: Caller, byApp: ReadonlyMap
       sendBatchStreamName(batchId),
       sendBatchDecider,
       { type: 'AcceptMessages', data: { batchId, credentialId, userId, messages: accepted, bodies, now } },
-      { actor: `credential:${credentialId}`, correlationId: batchId },
+      { actor: credentialId.startsWith('system:') ? credentialId : `credential:${credentialId}`, correlationId: batchId },
       { newStream: true, keys },
     );
     if (!result.ok) throw new Error(result.error.message);

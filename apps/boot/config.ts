@@ -53,6 +53,10 @@ export const configSchema = z.object({
   TRUST_PROXY: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
   MAIL_FROM: z.string().min(3).max(320).default('Relay <relay@localhost>'),
   SIGN_IN_LINK_TTL_SECONDS: integer(900, 1),
+  /** How long a `/signin` or `/link` code shown in the dashboard can be sent to a bot. */
+  MESSENGER_CODE_TTL_SECONDS: integer(600, 1),
+  /** The app whose bots send alerts to the messenger contacts users linked (an app of the operator's). */
+  NOTIFICATION_APP_ID: z.string().regex(/^app_[0-9a-f]{24}$/, 'must be an app id (app_ followed by 24 hex digits)').optional(),
   /** Sign-in attempts per 15 minutes, per address and per client. */
   SIGN_IN_PER_ADDRESS: integer(5, 1),
   SIGN_IN_PER_CLIENT: integer(20, 1),

@@ -3,6 +3,7 @@ import type { DeliveryPolicy } from '../../domain/delivery/policy.ts';
 import type { Broker } from '../../infra/broker/port.ts';
 import type { MessageSealer } from '../../infra/crypto/message-sealer.ts';
 import type { SealingWindows } from '../commands/sealing-windows.ts';
+import type { KeyedHash } from '../../infra/crypto/keyed-hash.ts';
 import type { SecretBox } from '../../infra/crypto/secret-box.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
 import type { ReadModels } from '../../projections/read-models.ts';
@@ -21,6 +22,8 @@ export interface RelayContext {
   readonly models: ReadModels;
   readonly projections: ProjectionRunner;
   readonly secrets: SecretBox;
+  /** Stable keyed references to values that are not written down (a contact that signs in, a code). */
+  readonly keyedHash: KeyedHash;
   /** Seals message bodies and contact ids with data keys wrapped by the secret key. */
   readonly sealer: MessageSealer;
   /** The data key of each app's current period (commands/sealing-windows.ts). */

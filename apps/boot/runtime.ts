@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { defaultDeliveryPolicy } from '../../domain/delivery/policy.ts';
 import type { Consumer } from '../../infra/broker/port.ts';
 import { createMessageSealer } from '../../infra/crypto/message-sealer.ts';
+import { createKeyedHash } from '../../infra/crypto/keyed-hash.ts';
 import { createSecretBox } from '../../infra/crypto/secret-box.ts';
 import { resolveSecretKey } from '../../infra/crypto/secret-key-file.ts';
 import { createReadModels } from '../../projections/read-models.ts';
@@ -18,6 +19,9 @@ import { openSmtpMailer } from '../../infra/mail/mailer.ts';
 import { startWebhookDispatcher, type WebhookDispatcher } from '../pipeline/webhook-dispatcher.ts';
 import { inboundAppOf } from '../pipeline/topology.ts';
 import { inboundDepsOf, receiveInbound } from '../pipeline/inbound-receiver.ts';
+import { newCodeAttemptLimiter } from '../pipeline/code-commands.ts';
+import { messengerAlertSender } from '../pipeline/messenger-alert-sender.ts';
+import type { RateLimiter } from '../api/rate-limiter.ts';
 import { createBodyOpener } from '../pipeline/sealed-bodies.ts';
 import type { CheckpointedSubscription } from '../../infra/event-store/checkpointed-subscription.ts';
 import { messageRetentionMs, type Config } from './config.ts';
@@ -57,7 +61,8 @@ export const openContext = async (
     throw error;
   });
   const models = createReadModels();
-  const secrets = createSecretBox(resolveSecretKey(config.RELAY_SECRET_KEY, config.dataDir));
+  const secretKey = resolveSecretKey(config.RELAY_SECRET_KEY, config.dataDir);
+  const secrets = createSecretBox(secretKey);
   const sealer = createMessageSealer(secrets);
   const projections = await startProjectionRunner(store, models.all, log.child({ component: 'projections' }), {
     file: readModelsSnapshotFile(config),
@@ -78,6 +83,7 @@ export const openContext = async (
     models,
     projections,
     secrets,
+    keyedHash: createKeyedHash(secretKey),
     sealer,
     sealing: new SealingWindows(sealer, store.keys, { windowMs: SEALING_WINDOW_MS, maxUses: SEALING_WINDOW_MAX_USES, retentionMs: messageRetentionMs(config) }, log.child({ component: 'sealing' })),
     deliveryPolicy,
@@ -173,6 +179,7 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
   let webhooks: WebhookDispatcher | undefined;
   let connectors: Connectors | undefined;
   let health: HealthMonitor | undefined;
+  let codeAttempts: RateLimiter | undefined;
   let http: HttpParts | undefined;
 
   try {
@@ -196,12 +203,14 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
         intervalMs: config.MESSENGER_HEALTH_INTERVAL_MS,
         log: ctx.log.child({ component: 'health' }),
       });
-      const inbound = inboundDepsOf(ctx);
+      codeAttempts = newCodeAttemptLimiter();
+      const inbound = inboundDepsOf(ctx, codeAttempts);
       for (const connector of connectors!.byMessenger.values()) {
         await connector.listen(
           async (message) => {
             const result = await receiveInbound(inbound, message);
             if (result.kind === 'unrouted') ctx.log.warn({ messenger: message.messenger, reason: result.reason }, 'inbound message not routed');
+            else if (result.code.kind !== 'none') ctx.log.info({ messenger: message.messenger, messageId: result.messageId, code: result.code }, 'code command');
           },
           (activity) => groupAdministrator.groupActivity(activity),
         );
@@ -253,10 +262,20 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
           log: ctx.log.child({ component: 'delivery' }),
         }),
       );
-      // Alerts go by e-mail: without a mail server there is no one to tell.
-      if (config.SMTP_URL)
-        subscriptions.push(await startAlertDispatcher({ store: ctx.store, apps: ctx.models.apps, users: ctx.models.users, mailer: await openSmtpMailer(config.SMTP_URL, config.MAIL_FROM), log: ctx.log }));
-      else ctx.log.info('no SMTP_URL: alerts are not mailed');
+      // Alerts go by e-mail and through the notification app's bots: with neither, there is no way to tell anyone.
+      if (config.SMTP_URL || config.NOTIFICATION_APP_ID)
+        subscriptions.push(
+          await startAlertDispatcher({
+            store: ctx.store,
+            sealer: ctx.sealer,
+            apps: ctx.models.apps,
+            users: ctx.models.users,
+            mailer: config.SMTP_URL ? await openSmtpMailer(config.SMTP_URL, config.MAIL_FROM) : undefined,
+            messengers: config.NOTIFICATION_APP_ID ? messengerAlertSender(ctx, config.NOTIFICATION_APP_ID) : undefined,
+            log: ctx.log,
+          }),
+        );
+      else ctx.log.info('neither SMTP_URL nor NOTIFICATION_APP_ID: no alerts are sent');
       shredder = startBodyShredder({ store: ctx.store, metrics: ctx.metrics, log: ctx.log.child({ component: 'shredder' }), intervalMs: config.BODY_SHRED_INTERVAL_MS });
     }
     if (parts.http !== 'none') {
@@ -284,6 +303,7 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
         await webhooks?.stop();
         await shredder?.stop();
         await health?.stop();
+        codeAttempts?.close();
         for (const subscription of subscriptions) await subscription.stop();
         await connectors?.close();
         await closeContext(ctx);

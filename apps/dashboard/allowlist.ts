@@ -46,12 +46,19 @@ export const DASHBOARD_ROUTES: readonly DashboardRoute[] = [
 
 /**
  * The session's own routes, under `/dashboard/auth` (outside the interface's prefix, which it
- * closes to anything not in its table): sign in by e-mail, sign out, list and end sessions.
+ * closes to anything not in its table): sign in by e-mail, a messenger code or the recovery code,
+ * sign out, list and end sessions, link messenger contacts.
  */
 export const AUTH_ROUTES: readonly DashboardRoute[] = [
   route('POST', '/email', false),
   route('GET', '/email/:link', false),
   route('POST', '/recover', false),
+  route('POST', '/messenger', false),
+  route('GET', '/messenger/:pollToken', false),
+  route('POST', '/contacts/link'),
+  route('GET', '/contacts/link/:linkId'),
+  route('GET', '/contacts'),
+  route('DELETE', '/contacts/:id'),
   route('POST', '/logout'),
   route('GET', '/sessions'),
   route('DELETE', '/sessions/:sessionId'),

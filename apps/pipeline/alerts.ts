@@ -8,6 +8,8 @@ export interface Alert {
   readonly category: AlertCategory;
   readonly subject: string;
   readonly text: string;
+  /** The app it concerns, if any. */
+  readonly appId?: string;
 }
 
 /** The events that alert someone, for the dispatcher's subscription. */
@@ -33,6 +35,7 @@ export const alertFor = (event: RecordedEvent, apps: Pick<AppsProjection, 'app'>
       if (!app) return undefined;
       return {
         userId: app.userId,
+        appId: app.id,
         category: 'message-abandoned',
         subject: `Relay gave up on a message of ${app.settings.name}`,
         text: `Relay gave up on message ${String(data.messageId)} of the app "${app.settings.name}" (${app.id}) on ${String(data.messenger)} after ${String(data.attempts)} attempts (${at}).\nThe last reason: ${String(data.reason)}\n`,
@@ -43,6 +46,7 @@ export const alertFor = (event: RecordedEvent, apps: Pick<AppsProjection, 'app'>
       if (!app) return undefined;
       return {
         userId: app.userId,
+        appId: app.id,
         category: 'message-abandoned',
         subject: `The webhook of ${app.settings.name} did not take a message`,
         text: `The webhook of the app "${app.settings.name}" (${app.id}) did not take the inbound message ${String(data.messageId)} after ${String(data.attempts)} attempts, so Relay gave it up (${at}).\nThe last reason: ${String(data.reason)}\n`,
@@ -55,6 +59,7 @@ export const alertFor = (event: RecordedEvent, apps: Pick<AppsProjection, 'app'>
       const state = HEALTH[String(data.health)] ?? String(data.health);
       return {
         userId: app.userId,
+        appId: app.id,
         category: 'messenger-health',
         subject: `The ${messenger} bot of ${app.settings.name} ${state}`,
         text: `The ${messenger} bot of the app "${app.settings.name}" (${app.id}) ${state} (${at}).${data.reason ? `\n${String(data.reason)}` : ''}\n`,

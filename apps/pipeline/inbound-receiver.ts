@@ -11,10 +11,12 @@ import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
 import type { RelayContext } from '../boot/context.ts';
 import { handleCommand, type HandleResult } from '../commands/handle-command.ts';
 import type { SealingWindows } from '../commands/sealing-windows.ts';
+import type { RateLimiter } from '../api/rate-limiter.ts';
+import { actOnCodeCommand, type CodeCommandDeps, type CodeCommandOutcome } from './code-commands.ts';
 
 export type ReceiveResult =
-  | { kind: 'received'; messageId: string; appId: string }
-  | { kind: 'duplicate'; messageId: string }
+  | { kind: 'received'; messageId: string; appId: string; code: CodeCommandOutcome }
+  | { kind: 'duplicate'; messageId: string; code: CodeCommandOutcome }
   | { kind: 'unrouted'; reason: string };
 
 export interface InboundDeps {
@@ -23,9 +25,17 @@ export interface InboundDeps {
   readonly sealer: MessageSealer;
   /** The app's data key of the moment (commands/sealing-windows.ts). */
   readonly sealing: SealingWindows;
+  /** What acts on `/signin CODE` and `/link CODE`. */
+  readonly codes: CodeCommandDeps;
 }
 
-export const inboundDepsOf = (ctx: RelayContext): InboundDeps => ({ store: ctx.store, apps: ctx.models.apps, sealer: ctx.sealer, sealing: ctx.sealing });
+export const inboundDepsOf = (ctx: RelayContext, attempts: RateLimiter): InboundDeps => ({
+  store: ctx.store,
+  apps: ctx.models.apps,
+  sealer: ctx.sealer,
+  sealing: ctx.sealing,
+  codes: { store: ctx.store, sealer: ctx.sealer, keyedHash: ctx.keyedHash, users: ctx.models.users, attempts },
+});
 
 /** The longest inbound text kept whole (characters); a longer one is cut there, with a mark. */
 export const INBOUND_TEXT_LIMIT = 64_000;
@@ -46,7 +56,8 @@ const boundedText = (text: string): string => {
 /**
  * Routes what a contact wrote to the app whose bot identity it was addressed to, and records it
  * with its contact id, text and group id sealed under a data key of its own (docs/privacy.md).
- * A disabled (or still provisioning) app-messenger receives nothing.
+ * A disabled (or still provisioning) app-messenger receives nothing. A `/signin CODE` or `/link
+ * CODE` is then acted on (code-commands.ts), and still goes to the app like any message.
  */
 export const receiveInbound = async (deps: InboundDeps, message: InboundFromContact): Promise<ReceiveResult> => {
   const { store, apps, sealer } = deps;
@@ -103,6 +114,8 @@ export const receiveInbound = async (deps: InboundDeps, message: InboundFromCont
     result = await receive();
   }
   if (!result.ok) return { kind: 'unrouted', reason: result.error.message };
-  if (result.events.length === 0) return { kind: 'duplicate', messageId };
-  return { kind: 'received', messageId, appId: app.id };
+  // A code command acts once the message is recorded; seen again (a redelivery after a crash), it finishes what it began.
+  const code = await actOnCodeCommand(deps.codes, message, app.id);
+  if (result.events.length === 0) return { kind: 'duplicate', messageId, code };
+  return { kind: 'received', messageId, appId: app.id, code };
 };

@@ -1,5 +1,5 @@
 /** Slash-commands the service recognises (`/start`, `/signin`, ...): flagged on the polled message. */
-export const RECOGNISED_COMMANDS = ['start', 'stop', 'help', 'signin', 'login', 'logout'] as const;
+export const RECOGNISED_COMMANDS = ['start', 'stop', 'help', 'signin', 'link', 'login', 'logout'] as const;
 
 const SLASH_COMMAND = /^\/([A-Za-z][A-Za-z0-9_-]*)(?:@\S+)?(?:\s|$)/;
 

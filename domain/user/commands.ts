@@ -1,3 +1,4 @@
+import type { Messenger } from '../shared/messengers.ts';
 import type { NotificationPreferences } from './notification-preferences.ts';
 import type { SendTier } from './events.ts';
 
@@ -12,4 +13,6 @@ export type UserCommand =
   | { type: 'ChangeSendTier'; data: { tier: SendTier; now: Date } }
   | { type: 'GenerateRecoveryCode'; data: { codeHash: string; now: Date } }
   | { type: 'UseRecoveryCode'; data: { codeHash: string; now: Date } }
-  | { type: 'SetNotificationPreferences'; data: { preferences: NotificationPreferences; now: Date } };
+  | { type: 'SetNotificationPreferences'; data: { preferences: NotificationPreferences; now: Date } }
+  | { type: 'LinkMessengerContact'; data: { contactLinkId: string; messenger: Messenger; contactRef: string; keyId: string; sealedContact: string; now: Date } }
+  | { type: 'UnlinkMessengerContact'; data: { contactLinkId: string; now: Date } };

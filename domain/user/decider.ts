@@ -8,6 +8,15 @@ import { defaultPreferences, samePreferences, type NotificationPreferences } fro
 /** Live dashboard sessions a user may hold; starting one more ends the oldest (`replaced`). */
 export const MAX_LIVE_SESSIONS = 20;
 
+/** Messenger contacts one user may link. */
+export const MAX_LINKED_CONTACTS = 10;
+
+export interface LinkedContactState {
+  contactLinkId: string;
+  contactRef: string;
+  keyId: string;
+}
+
 export interface SessionState {
   sessionId: string;
   /** Epoch ms. */
@@ -17,7 +26,7 @@ export interface SessionState {
 
 export type UserState =
   | { status: 'none' }
-  | { status: 'registered'; userId: string; email: string; name: string; tier: SendTier; sessions: SessionState[]; recoveryCodeHash: string | null; preferences: NotificationPreferences };
+  | { status: 'registered'; userId: string; email: string; name: string; tier: SendTier; sessions: SessionState[]; recoveryCodeHash: string | null; preferences: NotificationPreferences; contacts: LinkedContactState[] };
 
 export const userStreamName = (userId: string) => `user-${userId}`;
 
@@ -105,6 +114,20 @@ export const decide = (command: UserCommand, state: UserState): Decision<UserEve
       if (samePreferences(state.preferences, command.data.preferences)) return [];
       return [{ type: 'NotificationPreferencesChanged', data: { userId: state.userId, preferences: command.data.preferences, changedAt: command.data.now.toISOString() } }];
     }
+    case 'LinkMessengerContact': {
+      if (state.status !== 'registered') return notRegistered;
+      const { contactLinkId, messenger, contactRef, keyId, sealedContact, now } = command.data;
+      // The same code seen again, or a contact linked before: nothing changes.
+      if (state.contacts.some((c) => c.contactLinkId === contactLinkId || c.contactRef === contactRef)) return [];
+      if (state.contacts.length >= MAX_LINKED_CONTACTS) return domainError('limit', `Contact limit reached: at most ${MAX_LINKED_CONTACTS} per user`);
+      return [{ type: 'MessengerContactLinked', data: { userId: state.userId, contactLinkId, messenger, contactRef, keyId, sealedContact, linkedAt: now.toISOString() } }];
+    }
+    case 'UnlinkMessengerContact': {
+      if (state.status !== 'registered') return notRegistered;
+      const contact = state.contacts.find((c) => c.contactLinkId === command.data.contactLinkId);
+      if (!contact) return domainError('not_found', 'Contact not found');
+      return [{ type: 'MessengerContactUnlinked', data: { userId: state.userId, contactLinkId: contact.contactLinkId, keyId: contact.keyId, unlinkedAt: command.data.now.toISOString() } }];
+    }
     default:
       return assertNever(command);
   }
@@ -113,7 +136,7 @@ export const decide = (command: UserCommand, state: UserState): Decision<UserEve
 export const evolve = (state: UserState, event: UserEvent): UserState => {
   switch (event.type) {
     case 'UserRegistered':
-      return { status: 'registered', userId: event.data.userId, email: event.data.email, name: event.data.name, tier: 'free', sessions: [], recoveryCodeHash: null, preferences: defaultPreferences() };
+      return { status: 'registered', userId: event.data.userId, email: event.data.email, name: event.data.name, tier: 'free', sessions: [], recoveryCodeHash: null, preferences: defaultPreferences(), contacts: [] };
     case 'UserRenamed':
       return state.status === 'registered' ? { ...state, name: event.data.name } : state;
     case 'SessionStarted': {
@@ -133,6 +156,13 @@ export const evolve = (state: UserState, event: UserEvent): UserState => {
       return state.status === 'registered' ? { ...state, recoveryCodeHash: null } : state;
     case 'NotificationPreferencesChanged':
       return state.status === 'registered' ? { ...state, preferences: event.data.preferences } : state;
+    case 'MessengerContactLinked': {
+      if (state.status !== 'registered') return state;
+      const { contactLinkId, contactRef, keyId } = event.data;
+      return { ...state, contacts: [...state.contacts, { contactLinkId, contactRef, keyId }] };
+    }
+    case 'MessengerContactUnlinked':
+      return state.status === 'registered' ? { ...state, contacts: state.contacts.filter((c) => c.contactLinkId !== event.data.contactLinkId) } : state;
     default:
       return assertNever(event);
   }

@@ -1,6 +1,6 @@
 import { describe, it } from 'vitest';
 import { deciderSpec } from '../../test/support/decider-spec.ts';
-import { MAX_LIVE_SESSIONS, RECOVERY_REFUSED, userDecider } from './decider.ts';
+import { MAX_LINKED_CONTACTS, MAX_LIVE_SESSIONS, RECOVERY_REFUSED, userDecider } from './decider.ts';
 import type { UserEvent } from './events.ts';
 
 const now = new Date('2026-01-02T03:04:05.000Z');
@@ -101,5 +101,35 @@ describe('user decider', () => {
     recoverySpec.given([registered, generated('h1'), { type: 'RecoveryCodeUsed', data: { userId: 'usr_r', usedAt: at.toISOString() } }]).when({ type: 'UseRecoveryCode', data: { codeHash: 'h1', now: at } }).thenFails('forbidden', RECOVERY_REFUSED);
     recoverySpec.given([registered]).when({ type: 'UseRecoveryCode', data: { codeHash: 'h1', now: at } }).thenFails('forbidden', RECOVERY_REFUSED);
     recoverySpec.given([]).when({ type: 'UseRecoveryCode', data: { codeHash: 'h1', now: at } }).thenFails('forbidden', RECOVERY_REFUSED);
+  });
+
+  describe('linked messenger contacts', () => {
+    const link = (contactLinkId: string, contactRef: string) =>
+      ({ type: 'LinkMessengerContact', data: { contactLinkId, messenger: 'signal', contactRef, keyId: `k-${contactLinkId}`, sealedContact: `s-${contactLinkId}`, now } }) as const;
+    const linked = (contactLinkId: string, contactRef: string): UserEvent => ({
+      type: 'MessengerContactLinked',
+      data: { userId: 'usr_1', contactLinkId, messenger: 'signal', contactRef, keyId: `k-${contactLinkId}`, sealedContact: `s-${contactLinkId}`, linkedAt: now.toISOString() },
+    });
+
+    it('links a contact, sealed, once per code and once per contact', () => {
+      spec.given([registered]).when(link('c1', 'ref-a')).then([linked('c1', 'ref-a')]);
+      spec.given([registered, linked('c1', 'ref-a')]).when(link('c1', 'ref-a')).thenNothingHappens();
+      spec.given([registered, linked('c1', 'ref-a')]).when(link('c2', 'ref-a')).thenNothingHappens();
+      spec.given([registered, linked('c1', 'ref-a')]).when(link('c2', 'ref-b')).then([linked('c2', 'ref-b')]);
+    });
+
+    it(`links at most ${MAX_LINKED_CONTACTS} contacts`, () => {
+      const full = Array.from({ length: MAX_LINKED_CONTACTS }, (_, i) => linked(`c${i}`, `ref-${i}`));
+      spec.given([registered, ...full]).when(link('cx', 'ref-x')).thenFails('limit', `Contact limit reached: at most ${MAX_LINKED_CONTACTS} per user`);
+    });
+
+    it('unlinks a contact with the key to destroy, and then the contact can be linked again', () => {
+      const unlinked: UserEvent = { type: 'MessengerContactUnlinked', data: { userId: 'usr_1', contactLinkId: 'c1', keyId: 'k-c1', unlinkedAt: now.toISOString() } };
+      spec.given([registered, linked('c1', 'ref-a')]).when({ type: 'UnlinkMessengerContact', data: { contactLinkId: 'c1', now } }).then([unlinked]);
+      spec.given([registered, linked('c1', 'ref-a'), unlinked]).when({ type: 'UnlinkMessengerContact', data: { contactLinkId: 'c1', now } }).thenFails('not_found', 'Contact not found');
+      spec.given([registered, linked('c1', 'ref-a'), unlinked]).when(link('c2', 'ref-a')).then([linked('c2', 'ref-a')]);
+    });
+
+    it('refuses to link to an unknown user', () => spec.given([]).when(link('c1', 'ref-a')).thenFails('not_found'));
   });
 });

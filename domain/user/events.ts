@@ -1,3 +1,4 @@
+import type { Messenger } from '../shared/messengers.ts';
 import type { NotificationPreferences } from './notification-preferences.ts';
 
 export type SendTier = 'free' | 'paid';
@@ -19,4 +20,12 @@ export type UserEvent =
   /** The recovery code signed the user in: it works no more. */
   | { type: 'RecoveryCodeUsed'; data: { userId: string; usedAt: string } }
   /** Which alerts the user gets on which channel, as a whole. */
-  | { type: 'NotificationPreferencesChanged'; data: { userId: string; preferences: NotificationPreferences; changedAt: string } };
+  | { type: 'NotificationPreferencesChanged'; data: { userId: string; preferences: NotificationPreferences; changedAt: string } }
+  /**
+   * A messenger contact of the user, proven by a `/link CODE` it sent (`contactLinkId` is the
+   * code's ref): `contactRef` is a keyed hash of messenger and contact id (to find the user of a
+   * `/signin`), the contact id itself is sealed under data key `keyId`, which lives as long as the link.
+   */
+  | { type: 'MessengerContactLinked'; data: { userId: string; contactLinkId: string; messenger: Messenger; contactRef: string; keyId: string; sealedContact: string; linkedAt: string } }
+  /** The link ended: its data key is destroyed with this event, so the contact id no longer opens. */
+  | { type: 'MessengerContactUnlinked'; data: { userId: string; contactLinkId: string; keyId: string; unlinkedAt: string } };

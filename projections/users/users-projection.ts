@@ -1,6 +1,7 @@
 import { defaultPreferences, type NotificationPreferences } from '../../domain/user/notification-preferences.ts';
 import type { RecordedEvent } from '../../infra/event-store/port.ts';
 import type { SendTier, UserEvent } from '../../domain/user/events.ts';
+import type { Messenger } from '../../domain/shared/messengers.ts';
 import type { Projection } from '../projection.ts';
 
 export interface UserView {
@@ -10,6 +11,17 @@ export interface UserView {
   tier: SendTier;
   /** Absent in snapshots of earlier versions: the defaults. */
   preferences?: NotificationPreferences;
+}
+
+/** A messenger contact a user linked (`/link CODE`): the contact id is sealed (apps/commands/contact-seal.ts). */
+export interface LinkedContactView {
+  contactLinkId: string;
+  userId: string;
+  messenger: Messenger;
+  contactRef: string;
+  keyId: string;
+  sealedContact: string;
+  linkedAt: string;
 }
 
 export interface SessionView {
@@ -31,6 +43,8 @@ export class UsersProjection implements Projection {
   private readonly byId = new Map<string, UserView>();
   private readonly sessions = new Map<string, SessionView>();
   private readonly hashOfSession = new Map<string, string>();
+  /** Linked contacts by link id, in the order they were linked. */
+  private readonly contacts = new Map<string, LinkedContactView>();
 
   apply(recorded: RecordedEvent): void {
     const event = recorded as unknown as UserEvent;
@@ -69,9 +83,28 @@ export class UsersProjection implements Projection {
         if (user) user.preferences = event.data.preferences;
         return;
       }
+      case 'MessengerContactLinked': {
+        const { userId, contactLinkId, messenger, contactRef, keyId, sealedContact, linkedAt } = event.data;
+        this.contacts.set(contactLinkId, { contactLinkId, userId, messenger, contactRef, keyId, sealedContact, linkedAt });
+        return;
+      }
+      case 'MessengerContactUnlinked':
+        this.contacts.delete(event.data.contactLinkId);
+        return;
       default:
         return;
     }
+  }
+
+  /** The contacts a user linked, oldest first. */
+  contactsOf(userId: string): LinkedContactView[] {
+    return [...this.contacts.values()].filter((c) => c.userId === userId);
+  }
+
+  /** The user who linked a contact first (by its keyed ref), if any. */
+  userOfContact(contactRef: string): string | undefined {
+    for (const contact of this.contacts.values()) if (contact.contactRef === contactRef) return contact.userId;
+    return undefined;
   }
 
   /** Which alerts the user gets where. */
@@ -85,14 +118,16 @@ export class UsersProjection implements Projection {
   }
 
   snapshot(): unknown {
-    return { users: [...this.byId.values()], sessions: [...this.sessions.entries()] };
+    return { users: [...this.byId.values()], sessions: [...this.sessions.entries()], contacts: [...this.contacts.values()] };
   }
 
   restore(snapshot: unknown): void {
-    const { users, sessions } = snapshot as { users: UserView[]; sessions: Array<[string, SessionView]> };
+    const { users, sessions, contacts } = snapshot as { users: UserView[]; sessions: Array<[string, SessionView]>; contacts?: LinkedContactView[] };
     this.byId.clear();
     this.sessions.clear();
     this.hashOfSession.clear();
+    this.contacts.clear();
+    for (const contact of contacts ?? []) this.contacts.set(contact.contactLinkId, contact);
     for (const user of users) this.byId.set(user.id, user);
     for (const [hash, session] of sessions) {
       this.sessions.set(hash, session);

@@ -106,7 +106,7 @@ describe('relay projections rebuild', () => {
     expect(written.position).toBe(last.globalPosition);
 
     const equalModels = [
-      { name: 'users', equal: true, live: { users: 1, sessions: 1 }, rebuilt: { users: 1, sessions: 1 }, missingInLive: none, extraInLive: none, different: none },
+      { name: 'users', equal: true, live: { users: 1, sessions: 1, contacts: 0 }, rebuilt: { users: 1, sessions: 1, contacts: 0 }, missingInLive: none, extraInLive: none, different: none },
       { name: 'apps', equal: true, live: { apps: 2 }, rebuilt: { apps: 2 }, missingInLive: none, extraInLive: none, different: none },
       { name: 'credentials', equal: true, live: { credentials: 3 }, rebuilt: { credentials: 3 }, missingInLive: none, extraInLive: none, different: none },
       { name: 'groups', equal: true, live: { groups: 0 }, rebuilt: { groups: 0 }, missingInLive: none, extraInLive: none, different: none },
@@ -141,7 +141,7 @@ describe('relay projections rebuild', () => {
     const readable = await relay.cli(['projections', 'rebuild']);
     expect(readable.code).toBe(1);
     expect(readable.stdout.trim().split('\n').slice(2)).toEqual([
-      'users: equal (1 user, 1 session)',
+      'users: equal (1 user, 1 session, 0 contacts)',
       `apps: DIFFERENT — 1 different: ${billing.appId} (settings.name) [live: 2 apps; rebuilt: 2 apps]`,
       `credentials: DIFFERENT — 1 missing in live: ${header.credentialId} [live: 2 credentials; rebuilt: 3 credentials]`,
       'groups: equal (0 groups)',

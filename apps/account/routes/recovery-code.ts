@@ -1,5 +1,6 @@
-import { randomInt } from 'node:crypto';
+import { groupCode, normaliseCrockford } from '../../../domain/shared/crockford.ts';
 import { hashKey } from '../../../infra/crypto/keys.ts';
+import { randomCrockford } from '../../../infra/crypto/random-code.ts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { userDecider, userStreamName } from '../../../domain/user/decider.ts';
 import type { RelayContext } from '../../boot/context.ts';
@@ -7,16 +8,11 @@ import { handleCommand } from '../../commands/handle-command.ts';
 import { failDomain } from '../errors.ts';
 import { requireUser } from '../session.ts';
 
-/** Crockford's base32 without the letters that read as others. */
-const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-
 /** A recovery code: 20 characters of base32 (100 bits) in four groups, `7K2QF-…`. */
-export const newRecoveryCode = (): string =>
-  Array.from({ length: 4 }, () => Array.from({ length: 5 }, () => ALPHABET[randomInt(ALPHABET.length)]).join('')).join('-');
+export const newRecoveryCode = (): string => groupCode(randomCrockford(20), 5);
 
 /** The code as typed (any case, with or without dashes and spaces), hashed: only the hash is kept. */
-export const recoveryCodeHash = (code: string): string =>
-  hashKey(code.toUpperCase().replace(/[\s-]/g, '').replace(/O/g, '0').replace(/[IL]/g, '1'));
+export const recoveryCodeHash = (code: string): string => hashKey(normaliseCrockford(code));
 
 /**
  * `POST /recovery-code`: a new recovery code for the session's user, shown this once (only its

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hashKey } from '../../../infra/crypto/keys.ts';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { clientOf, signInWithCookie, tooManySignIns } from '../signed-in-cookie.ts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { SIGN_IN_ERRORS, signInDecider, signInStreamName } from '../../../domain/signin/decider.ts';
@@ -9,7 +9,7 @@ import { openSmtpMailer, type Mailer } from '../../../infra/mail/mailer.ts';
 import { RateLimiter } from '../../api/rate-limiter.ts';
 import type { RelayContext } from '../../boot/context.ts';
 import { handleCommand } from '../../commands/handle-command.ts';
-import { emailOrUndefined, startSessionFor, userIdForEmail } from '../../commands/start-session.ts';
+import { emailOrUndefined, userIdForEmail } from '../../commands/start-session.ts';
 import { fail, failDomain } from '../errors.ts';
 import { emailSignInBody, recoverBody } from '../schemas.ts';
 import { RECOVERY_REFUSED, userDecider, userStreamName } from '../../../domain/user/decider.ts';
@@ -21,10 +21,6 @@ export const DASHBOARD_HOME = '/dashboard';
 const SIGN_IN_WINDOW_MS = 15 * 60_000;
 const LINK = /^([0-9a-f]{24})\.([A-Za-z0-9_-]{43})$/;
 
-
-/** The `relay_session` cookie: HTTP-only, same-site lax, Secure when the request came over HTTPS. */
-export const sessionCookie = (token: string, maxAgeSeconds: number, secure: boolean) =>
-  `relay_session=${token}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
 
 /**
  * Passwordless sign-in by e-mail, under `/dashboard/auth` (outside the interface's prefix):
@@ -45,28 +41,15 @@ export const signInRoutes =
       limiter.close();
     });
 
-    const tooMany = (reply: FastifyReply, resetAt: number) =>
-      reply.header('retry-after', String(Math.max(1, Math.ceil((resetAt - Date.now()) / 1000)))).code(429).send({ success: false, error: 'Too many sign-in attempts: try again later' });
-
-    /** The client as the proxy saw it. */
-    const clientOf = (request: FastifyRequest) => String(request.headers['x-forwarded-for'] ?? request.ip).split(',')[0]!.trim();
-
-    /** Starts a session of the address's user (made if new) and sets its cookie on the reply. */
-    const signIn = async (email: string, request: FastifyRequest, reply: FastifyReply) => {
-      const session = await startSessionFor(ctx.store, email, { ttlHours: config.SESSION_TTL_HOURS, metadata: { actor: 'anonymous', correlationId: request.id } });
-      await ctx.projections.catchUp();
-      void reply.header('set-cookie', sessionCookie(session.token, config.SESSION_TTL_HOURS * 3600, request.headers['x-forwarded-proto'] === 'https'));
-      return session;
-    };
 
     app.post('/email', { schema: { summary: 'Sends a one-time sign-in link to the address (202 whether or not it has an account)', security: [], body: emailSignInBody } }, async (request, reply) => {
       const email = emailOrUndefined(request.body.email);
       if (email === undefined) return fail(reply, 400, 'Invalid email: must be an e-mail address');
       if (!mailer) return fail(reply, 503, 'E-mail sign-in is not available: this Relay has no mail server (SMTP_URL)');
       const byClient = limiter.consume(`client:${clientOf(request)}`, 1, config.SIGN_IN_PER_CLIENT);
-      if (!byClient.allowed) return tooMany(reply, byClient.resetAt);
+      if (!byClient.allowed) return tooManySignIns(reply, byClient.resetAt);
       const byAddress = limiter.consume(`address:${email}`, 1, config.SIGN_IN_PER_ADDRESS);
-      if (!byAddress.allowed) return tooMany(reply, byAddress.resetAt);
+      if (!byAddress.allowed) return tooManySignIns(reply, byAddress.resetAt);
 
       const signInId = newId.signIn();
       const secret = randomBytes(32).toString('base64url');
@@ -98,10 +81,10 @@ export const signInRoutes =
     app.post('/recover', { schema: { summary: 'Signs in once with the recovery code of the address (then the code works no more)', security: [], body: recoverBody } }, async (request, reply) => {
       const email = emailOrUndefined(request.body.email);
       const byClient = limiter.consume(`recover:client:${clientOf(request)}`, 1, config.SIGN_IN_PER_CLIENT);
-      if (!byClient.allowed) return tooMany(reply, byClient.resetAt);
+      if (!byClient.allowed) return tooManySignIns(reply, byClient.resetAt);
       if (email === undefined) return fail(reply, 400, RECOVERY_REFUSED);
       const byAddress = limiter.consume(`recover:address:${email}`, 1, config.SIGN_IN_PER_ADDRESS);
-      if (!byAddress.allowed) return tooMany(reply, byAddress.resetAt);
+      if (!byAddress.allowed) return tooManySignIns(reply, byAddress.resetAt);
       const used = await handleCommand(
         ctx.store,
         userStreamName(userIdForEmail(email)),
@@ -110,7 +93,7 @@ export const signInRoutes =
         { actor: 'anonymous', correlationId: request.id },
       );
       if (!used.ok) return fail(reply, 400, RECOVERY_REFUSED);
-      const session = await signIn(email, request, reply);
+      const session = await signInWithCookie(ctx, email, request, reply);
       return reply.send({ success: true, data: { signedIn: true, sessionId: session.sessionId } });
     });
 
@@ -134,7 +117,7 @@ export const signInRoutes =
       if (!result.ok) return landing(result.error.message === SIGN_IN_ERRORS.used ? 'used' : result.error.message === SIGN_IN_ERRORS.expired ? 'expired' : 'invalid');
       const [event] = result.events;
       if (event?.type === 'EmailSignInRefused') return landing(event.data.reason);
-      await signIn(email, request, reply);
+      await signInWithCookie(ctx, email, request, reply);
       return reply.code(303).header('location', DASHBOARD_HOME).send({ success: true, data: { signedIn: true } });
     });
   };

@@ -61,7 +61,7 @@ export const sendRoute =
         const decision = limiter.consume(bucket, items.length, limit);
         if (!decision.allowed) return sendRateLimited(ctx, 'send', reply, decision.resetAt);
         try {
-          await enqueueMessages(ctx, caller, accepted);
+          await enqueueMessages(ctx, caller.credential, accepted);
         } catch (error) {
           limiter.refund(bucket, items.length);
           request.log.error({ err: error }, 'enqueue failed');

@@ -54,7 +54,7 @@ describe('relay projections rebuild', () => {
     expect(report.equal).toBe(false);
     // u2 came after the snapshot: the live side has it too.
     expect(report.models.map(modelLine)).toEqual([
-      'users: DIFFERENT — 1 different: users/u1 (name) [live: 2 users, 0 sessions; rebuilt: 2 users, 0 sessions]',
+      'users: DIFFERENT — 1 different: users/u1 (name) [live: 2 users, 0 sessions, 0 contacts; rebuilt: 2 users, 0 sessions, 0 contacts]',
       'apps: equal (0 apps)',
       'credentials: equal (0 credentials)',
       'groups: equal (0 groups)',
@@ -69,7 +69,7 @@ describe('relay projections rebuild', () => {
     expect(reportLines(after)).toEqual([
       `live read models: the snapshot ${file} at position 2, then the events up to 2`,
       'rebuilt read models: from event 0 up to position 2',
-      'users: equal (2 users, 0 sessions)',
+      'users: equal (2 users, 0 sessions, 0 contacts)',
       'apps: equal (0 apps)',
       'credentials: equal (0 credentials)',
       'groups: equal (0 groups)',

@@ -3,6 +3,7 @@ import { SimulatorConnector } from '../../../infra/messenger/simulator/simulator
 import { SimulatorStore } from '../../../infra/messenger/simulator/simulator-store.ts';
 import { inboundDepsOf, receiveInbound, type ReceiveResult } from '../../pipeline/inbound-receiver.ts';
 import type { RelayContext } from '../../boot/context.ts';
+import { newCodeAttemptLimiter } from '../../pipeline/code-commands.ts';
 
 export const parseMessenger = (value: string): Messenger => {
   if (!isMessenger(value)) throw new Error(`Invalid messenger. Must be one of: ${MESSENGERS.join(', ')}`);
@@ -24,9 +25,10 @@ export const simulateInbound = async (
   const store = new SimulatorStore(ctx.config.dataDir);
   const connector = new SimulatorConnector(input.messenger, store);
   let result: ReceiveResult | undefined;
+  const codeAttempts = newCodeAttemptLimiter();
   try {
     await connector.listen(async (message) => {
-      result = await receiveInbound(inboundDepsOf(ctx), message);
+      result = await receiveInbound(inboundDepsOf(ctx, codeAttempts), message);
     });
     await connector.inject({
       to: appMessenger.address,
@@ -36,6 +38,7 @@ export const simulateInbound = async (
       ...(input.timestamp !== undefined ? { timestamp: input.timestamp } : {}),
     });
   } finally {
+    codeAttempts.close();
     await connector.close();
     store.close();
   }

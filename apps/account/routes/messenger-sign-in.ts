@@ -1,0 +1,84 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { MESSENGER_CODE_ERRORS, messengerCodeDecider, messengerCodeStreamName, type MessengerCodeState } from '../../../domain/messenger-code/decider.ts';
+import { hashKey } from '../../../infra/crypto/keys.ts';
+import { RateLimiter } from '../../api/rate-limiter.ts';
+import type { RelayContext } from '../../boot/context.ts';
+import { handleCommand } from '../../commands/handle-command.ts';
+import { issueMessengerCode } from '../../commands/issue-messenger-code.ts';
+import { fail } from '../errors.ts';
+import { clientOf, signInWithCookie, tooManySignIns } from '../signed-in-cookie.ts';
+
+const WINDOW_MS = 15 * 60_000;
+/** `<codeRef>.<secret>`: what the browser that asked follows the sign-in with. */
+const POLL_TOKEN = /^([0-9a-f]{32})\.([A-Za-z0-9_-]{43})$/;
+
+/**
+ * Sign-in through a messenger, under `/dashboard/auth` (docs/sign-in.md): `POST /messenger` shows
+ * a code; the person sends `/signin CODE` to any Relay bot from a messenger contact they linked
+ * to their account (`/link`, contacts.ts); the browser polls `GET /messenger/<pollToken>`, which
+ * answers `pending` until then and, once, signs it in with the `relay_session` cookie.
+ */
+export const messengerSignInRoutes =
+  (ctx: RelayContext): FastifyPluginAsyncZod =>
+  async (app) => {
+    const limiter = new RateLimiter(WINDOW_MS, WINDOW_MS);
+    app.addHook('onClose', async () => limiter.close());
+
+    app.post('/messenger', { schema: { summary: 'Starts a sign-in through a messenger: a code to send as /signin CODE to any Relay bot', security: [] } }, async (request, reply) => {
+      const byClient = limiter.consume(clientOf(request), 1, ctx.config.SIGN_IN_PER_CLIENT);
+      if (!byClient.allowed) return tooManySignIns(reply, byClient.resetAt);
+      const secret = randomBytes(32).toString('base64url');
+      const issued = await issueMessengerCode(
+        ctx.store,
+        ctx.keyedHash,
+        { purpose: 'sign-in', userId: null, pollSecretHash: hashKey(secret), ttlSeconds: ctx.config.MESSENGER_CODE_TTL_SECONDS },
+        { actor: 'anonymous', correlationId: request.id },
+      );
+      return reply
+        .code(202)
+        .header('cache-control', 'no-store')
+        .send({ success: true, data: { code: issued.code, command: `/signin ${issued.code}`, pollToken: `${issued.codeRef}.${secret}`, expiresAt: issued.expiresAt.toISOString() } });
+    });
+
+    app.get(
+      '/messenger/:pollToken',
+      { schema: { summary: 'Follows a sign-in through a messenger: pending until the code was sent, then signs in once', security: [], params: z.object({ pollToken: z.string() }) } },
+      async (request, reply) => {
+        const parsed = POLL_TOKEN.exec(request.params.pollToken);
+        if (!parsed) return fail(reply, 400, MESSENGER_CODE_ERRORS.invalid);
+        const [, codeRef, secret] = parsed as unknown as [string, string, string];
+        let code: MessengerCodeState = { status: 'none' };
+        const result = await handleCommand(
+          ctx.store,
+          messengerCodeStreamName(codeRef),
+          messengerCodeDecider,
+          async (state) => {
+            code = state;
+            let userId: string | null = null;
+            if (state.status === 'confirmed' && state.confirmedBy) {
+              // The contact may have been linked a moment ago, in another thread.
+              await ctx.projections.catchUp();
+              userId = ctx.models.users.userOfContact(state.confirmedBy.contactRef) ?? null;
+            }
+            return { type: 'CompleteMessengerSignIn' as const, data: { pollSecretHash: hashKey(secret), userId, now: new Date() } };
+          },
+          { actor: 'anonymous', correlationId: request.id },
+        );
+        if (!result.ok) return fail(reply, 400, result.error.message);
+        const [event] = result.events;
+        if (event === undefined) {
+          const pending = code as MessengerCodeState;
+          const expiresAt = pending.status === 'none' ? undefined : new Date(pending.expiresAt).toISOString();
+          return reply.header('cache-control', 'no-store').send({ success: true, data: { status: 'pending', expiresAt } });
+        }
+        if (event.type === 'MessengerCodeRefused') return fail(reply, 400, MESSENGER_CODE_ERRORS[event.data.reason]);
+        if (event.type !== 'MessengerSignInCompleted') return fail(reply, 400, MESSENGER_CODE_ERRORS.invalid);
+        const user = ctx.models.users.user(event.data.userId);
+        if (!user) return fail(reply, 400, MESSENGER_CODE_ERRORS['contact-not-linked']);
+        const session = await signInWithCookie(ctx, user.email, request, reply);
+        return reply.header('cache-control', 'no-store').send({ success: true, data: { status: 'signed-in', sessionId: session.sessionId } });
+      },
+    );
+  };
