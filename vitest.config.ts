@@ -1,6 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
 // Test kinds are told apart by file name: *.unit.spec.ts, *.contract.spec.ts, *.e2e.spec.ts.
+
+/** The suites that need the private Monero chain: a project of their own. */
+const MONERO_SUITES = ['infra/payment/monero/monero-payments.contract.spec.ts', 'test/e2e/billing-monero.e2e.spec.ts'];
 export default defineConfig({
   test: {
     projects: [
@@ -10,7 +13,7 @@ export default defineConfig({
           // Contract suites of the ports, and integration tests of modules on the real stores.
           name: 'contract',
           include: ['**/*.contract.spec.ts', '**/*.integration.spec.ts'],
-          exclude: ['node_modules/**'],
+          exclude: ['node_modules/**', ...MONERO_SUITES],
           testTimeout: 30_000,
           hookTimeout: 30_000,
           globalSetup: ['test/support/postgres-global-setup.ts', 'test/support/kafka-global-setup.ts'],
@@ -20,11 +23,23 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['**/*.e2e.spec.ts'],
-          exclude: ['node_modules/**', 'test/e2e/kafka/**'],
+          exclude: ['node_modules/**', 'test/e2e/kafka/**', ...MONERO_SUITES],
           // events-copy moves a Relay onto PostgreSQL.
           globalSetup: ['test/support/postgres-global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
+        },
+      },
+      {
+        // The suites on the private Monero chain (scripts/monero-local.sh, started once for the run):
+        // one file at a time, since each mines and takes blocks back on the same chain.
+        test: {
+          name: 'monero',
+          include: MONERO_SUITES,
+          fileParallelism: false,
+          globalSetup: ['test/support/postgres-global-setup.ts', 'test/support/monero-global-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 600_000,
         },
       },
       {

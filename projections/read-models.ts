@@ -1,6 +1,7 @@
 import { AppsProjection } from './apps/apps-projection.ts';
 import { CredentialsProjection } from './credentials/credentials-projection.ts';
 import { GroupsProjection } from './groups/groups-projection.ts';
+import { InvoicesProjection } from './invoices/invoices-projection.ts';
 import type { Projection } from './projection.ts';
 import { UsersProjection } from './users/users-projection.ts';
 
@@ -10,6 +11,7 @@ export interface ReadModels {
   readonly apps: AppsProjection;
   readonly credentials: CredentialsProjection;
   readonly groups: GroupsProjection;
+  readonly invoices: InvoicesProjection;
   readonly all: readonly Projection[];
 }
 
@@ -18,5 +20,6 @@ export const createReadModels = (): ReadModels => {
   const apps = new AppsProjection();
   const credentials = new CredentialsProjection();
   const groups = new GroupsProjection();
-  return { users, apps, credentials, groups, all: [users, apps, credentials, groups] };
+  const invoices = new InvoicesProjection();
+  return { users, apps, credentials, groups, invoices, all: [users, apps, credentials, groups, invoices] };
 };

@@ -7,6 +7,8 @@ import { appRoutes } from './routes/apps.ts';
 import { configurationRoutes } from './routes/configuration.ts';
 import { credentialRoutes } from './routes/credentials.ts';
 import { groupRoutes } from './routes/groups.ts';
+import { invoiceRoutes } from './routes/invoices.ts';
+import { openBilling } from '../boot/payments.ts';
 import { notificationPreferencesRoutes } from './routes/notification-preferences.ts';
 import { recoveryCodeRoutes } from './routes/recovery-code.ts';
 import { sessionRoutes } from './routes/sessions.ts';
@@ -45,6 +47,8 @@ export const buildAccountApp = async (ctx: RelayContext): Promise<FastifyInstanc
     transform: documentedTransform({ type: 'object', properties: { success: { type: 'boolean', enum: [false] }, error: { type: 'string' } }, required: ['success', 'error'] }),
     transformObject: documentedObject(LOCAL_SERVERS),
   });
+  const billing = openBilling(ctx.config);
+  app.addHook('onClose', async () => billing.processor?.close());
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ success: false, error: 'Not found' }));
   await app.register(
     async (scoped) => {
@@ -52,7 +56,8 @@ export const buildAccountApp = async (ctx: RelayContext): Promise<FastifyInstanc
       await scoped.register(appRoutes(ctx));
       await scoped.register(appMessengerRoutes(ctx));
       await scoped.register(credentialRoutes(ctx));
-      await scoped.register(configurationRoutes(ctx));
+      await scoped.register(configurationRoutes(ctx, billing));
+      await scoped.register(invoiceRoutes(ctx, billing));
       await scoped.register(groupRoutes(ctx));
       await scoped.register(recoveryCodeRoutes(ctx));
       await scoped.register(notificationPreferencesRoutes(ctx));

@@ -91,3 +91,9 @@ export const recoverBody = z.object({
   email: z.string({ error: 'Invalid email or recovery code' }).max(TEXT_LIMITS.email, 'Invalid email or recovery code'),
   code: z.string({ error: 'Invalid email or recovery code' }).max(64, 'Invalid email or recovery code'),
 });
+
+/** `POST /invoices`: the interface's `{ asset, planId }`. */
+export const createInvoiceBody = z.object({
+  asset: z.string({ error: 'Missing required field: asset' }).min(1, 'Missing required field: asset').max(16, 'Unsupported asset'),
+  planId: z.string({ error: 'Missing required field: planId' }).min(1, 'Missing required field: planId').max(64, 'Unknown plan'),
+});

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -71,6 +72,25 @@ export const configSchema = z.object({
   WEBHOOK_BACKOFF_MAX_MS: integer(300_000, 0),
   WEBHOOK_IDLE_POLL_MS: integer(1000, 10),
   WEBHOOK_ALLOW_LOCAL: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+  /** Billing (docs/billing.md): the currency and price of the paid tier, the discount for a year. */
+  BILLING_CURRENCY: z.string().regex(/^[A-Z]{3}$/, 'must be a three-letter currency code (ISO 4217)').default('USD'),
+  BILLING_PAID_MONTHLY_PRICE: z.string().regex(/^\d{1,9}(\.\d{1,2})?$/, 'must be a price with at most two decimals').default('5.00'),
+  BILLING_ANNUAL_DISCOUNT_PERCENT: integer(20, 0).pipe(z.number().max(90)),
+  /** Where invoices are paid: nowhere (no asset offered), the simulator (`relay simulate pay`), or a Monero wallet. */
+  PAYMENT_PROCESSOR: z.enum(['none', 'simulator', 'monero']).default('none'),
+  /** The price of one coin of the processor's asset in BILLING_CURRENCY, set by the operator (no price feed): fixed into each invoice when it is made. */
+  BILLING_RATE: z.string().regex(/^\d{1,12}(\.\d{1,8})?$/, 'must be a positive decimal with at most eight decimals').optional(),
+  /** monero-wallet-rpc of the merchant's watch-only wallet; a Digest login goes in the URL (`http://user:pass@127.0.0.1:18082`). */
+  MONERO_WALLET_RPC_URL: optionalUrl,
+  MONERO_NETWORK: z.enum(['mainnet', 'stagenet', 'testnet', 'regtest']).default('mainnet'),
+  MONERO_ACCOUNT_INDEX: integer(0, 0),
+  /** Confirmations a payment needs before its invoice is paid (Monero's outputs unlock at 10). */
+  PAYMENT_CONFIRMATIONS: integer(10, 1),
+  /** How long an invoice waits for its amount, and then for its payments' confirmations. */
+  INVOICE_TTL_SECONDS: integer(3600, 1),
+  INVOICE_MONITORING_SECONDS: integer(24 * 3600, 1),
+  /** How often the payment processor is read for the open invoices' payments. */
+  PAYMENT_WATCH_INTERVAL_MS: integer(5000, 50),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   RELAY_SECRET_KEY: z
     .string()
@@ -93,6 +113,8 @@ export const configSchema = z.object({
   /** How long a command to simplex-chat may wait for its answer. */
   SIMPLEX_TIMEOUT_MS: integer(30_000, 100),
   SESSION_CLIENT_URL: z.string().optional(),
+  /** A JSON file of settings (below); the environment and flags override it. */
+  CONFIG_FILE: z.string().optional(),
 });
 
 export type Config = z.infer<typeof configSchema> & { readonly dataDir: string };
@@ -118,11 +140,35 @@ const shown = (key: ConfigKey, value: string): string => {
   return JSON.stringify(safe.length > 200 ? `${safe.slice(0, 200)}…` : safe);
 };
 
+/**
+ * `CONFIG_FILE`: a JSON object of settings by their variable names (`{"BILLING_CURRENCY": "EUR",
+ * "PAYMENT_PROCESSOR": "monero"}`), for what an operator would rather keep in a file; the
+ * environment and flags override it.
+ */
+const settingsFile = (file: string | undefined): Record<string, string> => {
+  if (file === undefined || file === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(`Invalid configuration CONFIG_FILE=${JSON.stringify(file.slice(0, 200))}: ${error instanceof SyntaxError ? 'not JSON' : 'cannot be read'}`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(`Invalid configuration CONFIG_FILE=${JSON.stringify(file.slice(0, 200))}: must be a JSON object of settings`);
+  const settings: Record<string, string> = {};
+  for (const [key, value] of Object.entries(parsed)) {
+    if (!(CONFIG_KEYS as string[]).includes(key) || key === 'CONFIG_FILE') throw new ConfigError(`Invalid configuration CONFIG_FILE: unknown setting ${JSON.stringify(key.slice(0, 60))}`);
+    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') throw new ConfigError(`Invalid configuration CONFIG_FILE: ${key} must be a string, a number or a boolean`);
+    settings[key] = String(value);
+  }
+  return settings;
+};
+
 /** Reads the configuration; `flags` maps config keys to flag values that override the environment. */
 export const loadConfig = (env: NodeJS.ProcessEnv, flags: Partial<Record<ConfigKey, string>> = {}): Config => {
+  const fromFile = settingsFile(flags.CONFIG_FILE ?? env.CONFIG_FILE);
   const raw: Record<string, string> = {};
   for (const key of CONFIG_KEYS) {
-    const value = flags[key] ?? env[key];
+    const value = flags[key] ?? env[key] ?? fromFile[key];
     if (value !== undefined && value !== '') raw[key] = value;
   }
   const parsed = configSchema.safeParse(raw);
@@ -140,6 +186,10 @@ export const loadConfig = (env: NodeJS.ProcessEnv, flags: Partial<Record<ConfigK
     throw new ConfigError('Invalid configuration DATABASE_URL: required when EVENT_STORE=eventstoredb (its data keys live in PostgreSQL)');
   if (config.BROKER === 'kafka' && !config.KAFKA_BROKERS)
     throw new ConfigError('Invalid configuration KAFKA_BROKERS: required when BROKER=kafka');
+  if (config.PAYMENT_PROCESSOR !== 'none' && (!config.BILLING_RATE || /^[0.]+$/.test(config.BILLING_RATE)))
+    throw new ConfigError(`Invalid configuration BILLING_RATE: a price of one coin above zero is required when PAYMENT_PROCESSOR=${config.PAYMENT_PROCESSOR}`);
+  if (config.PAYMENT_PROCESSOR === 'monero' && !config.MONERO_WALLET_RPC_URL)
+    throw new ConfigError('Invalid configuration MONERO_WALLET_RPC_URL: required when PAYMENT_PROCESSOR=monero');
   return { ...config, dataDir: path.resolve(config.DATA_DIR) };
 };
 

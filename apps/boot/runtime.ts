@@ -21,6 +21,9 @@ import { inboundAppOf } from '../pipeline/topology.ts';
 import { inboundDepsOf, receiveInbound } from '../pipeline/inbound-receiver.ts';
 import { newCodeAttemptLimiter } from '../pipeline/code-commands.ts';
 import { messengerAlertSender } from '../pipeline/messenger-alert-sender.ts';
+import { startPaymentWatcher, type PaymentWatcher } from '../pipeline/payment-watcher.ts';
+import { startSubscriptionKeeper } from '../pipeline/subscription-keeper.ts';
+import { openBilling } from './payments.ts';
 import type { RateLimiter } from '../api/rate-limiter.ts';
 import { createBodyOpener } from '../pipeline/sealed-bodies.ts';
 import type { CheckpointedSubscription } from '../../infra/event-store/checkpointed-subscription.ts';
@@ -180,6 +183,7 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
   let connectors: Connectors | undefined;
   let health: HealthMonitor | undefined;
   let codeAttempts: RateLimiter | undefined;
+  let payments: PaymentWatcher | undefined;
   let http: HttpParts | undefined;
 
   try {
@@ -270,12 +274,25 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
             sealer: ctx.sealer,
             apps: ctx.models.apps,
             users: ctx.models.users,
+            invoices: ctx.models.invoices,
+            catchUp: () => ctx.projections.catchUp(),
             mailer: config.SMTP_URL ? await openSmtpMailer(config.SMTP_URL, config.MAIL_FROM) : undefined,
             messengers: config.NOTIFICATION_APP_ID ? messengerAlertSender(ctx, config.NOTIFICATION_APP_ID) : undefined,
             log: ctx.log,
           }),
         );
       else ctx.log.info('neither SMTP_URL nor NOTIFICATION_APP_ID: no alerts are sent');
+      subscriptions.push(await startSubscriptionKeeper({ store: ctx.store, invoices: ctx.models.invoices, catchUp: () => ctx.projections.catchUp(), log: ctx.log }));
+      const { processor } = openBilling(config);
+      if (processor)
+        payments = startPaymentWatcher({
+          store: ctx.store,
+          invoices: ctx.models.invoices,
+          processor,
+          catchUp: () => ctx.projections.catchUp(),
+          intervalMs: config.PAYMENT_WATCH_INTERVAL_MS,
+          log: ctx.log.child({ component: 'payments' }),
+        });
       shredder = startBodyShredder({ store: ctx.store, metrics: ctx.metrics, log: ctx.log.child({ component: 'shredder' }), intervalMs: config.BODY_SHRED_INTERVAL_MS });
     }
     if (parts.http !== 'none') {
@@ -285,6 +302,7 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
   } catch (error) {
     await ctx.log.flush?.();
     await webhooks?.stop();
+    await payments?.stop();
     await shredder?.stop();
     await health?.stop();
     await connectors?.close().catch(() => undefined);
@@ -301,6 +319,7 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
         await http?.close();
         for (const consumer of consumers) await consumer.stop();
         await webhooks?.stop();
+        await payments?.stop();
         await shredder?.stop();
         await health?.stop();
         codeAttempts?.close();

@@ -13,6 +13,7 @@ import { copyEvents } from './commands/events-copy.ts';
 import { runProjectionsRebuild } from './commands/projections.ts';
 import { createSession, listSessions, revokeSessions, userIdForEmail } from './commands/session.ts';
 import { parseMessenger, simulateInbound } from './commands/simulate.ts';
+import { simulateConfirm, simulateMine, simulatePay } from './commands/simulate-payments.ts';
 import { bindSignalAccount } from './commands/signal-bind.ts';
 import { linkSignalAccount } from './commands/signal-link.ts';
 import { signalRpcOf } from '../boot/connectors.ts';
@@ -236,6 +237,50 @@ withConfigOptions(
     store.close();
   }
 });
+
+const count = (value: unknown, flag: string, min = 0): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${flag} must be a whole number of at least ${min}, got ${String(value)}`);
+  return n;
+};
+withConfigOptions(
+  simulate
+    .command('pay')
+    .description('pay an invoice on the simulated chain (PAYMENT_PROCESSOR=simulator)')
+    .requiredOption('--invoice <invoiceId>', 'the invoice')
+    .option('--amount <coins>', 'pay this much instead of the amount due (less: underpaid, more: overpaid)')
+    .option('--confirmations <n>', 'confirmations it has at once (0: in the pool)', '0'),
+).action((options: Record<string, unknown>) =>
+  withContext(options, async (ctx) => {
+    const payment = simulatePay(ctx, {
+      invoiceId: String(options.invoice),
+      ...(options.amount !== undefined ? { amount: String(options.amount) } : {}),
+      confirmations: count(options.confirmations, '--confirmations'),
+    });
+    process.stdout.write(`${JSON.stringify(payment)}\n`);
+  }),
+);
+withConfigOptions(
+  simulate
+    .command('confirm')
+    .description('set the confirmations of a simulated payment (fewer: a reorganisation)')
+    .requiredOption('--txid <txid>', 'the payment’s transaction')
+    .requiredOption('--confirmations <n>', 'its confirmations now'),
+).action((options: Record<string, unknown>) =>
+  withContext(options, async (ctx) => {
+    process.stdout.write(`${JSON.stringify(simulateConfirm(ctx, String(options.txid), count(options.confirmations, '--confirmations')))}\n`);
+  }),
+);
+withConfigOptions(
+  simulate
+    .command('blocks')
+    .description('mine blocks on the simulated chain: every simulated payment gains as many confirmations')
+    .option('--count <n>', 'how many blocks', '1'),
+).action((options: Record<string, unknown>) =>
+  withContext(options, async (ctx) => {
+    process.stdout.write(`${JSON.stringify({ height: simulateMine(ctx, count(options.count, '--count', 1)) })}\n`);
+  }),
+);
 
 const events = withConfigOptions(
   program

@@ -9,6 +9,7 @@ import type { EventStore, RecordedEvent } from '../../infra/event-store/port.ts'
 import type { Mailer } from '../../infra/mail/mailer.ts';
 import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
 import type { UsersProjection, UserView } from '../../projections/users/users-projection.ts';
+import type { InvoicesProjection } from '../../projections/invoices/invoices-projection.ts';
 import { RateLimiter } from '../api/rate-limiter.ts';
 import { openContact } from '../commands/contact-seal.ts';
 import { handleCommand } from '../commands/handle-command.ts';
@@ -21,11 +22,14 @@ export interface AlertDispatcherDeps {
   readonly sealer: MessageSealer;
   readonly apps: AppsProjection;
   readonly users: UsersProjection;
+  readonly invoices: InvoicesProjection;
   /** E-mail (`SMTP_URL`); without it nothing is mailed. */
   readonly mailer?: Mailer | undefined;
   /** The notification app's bots (`NOTIFICATION_APP_ID`); without it nothing goes to messenger contacts. */
   readonly messengers?: MessengerAlertSender | undefined;
   readonly log: Logger;
+  /** Brings the read models up to the events at hand (the owner of a new invoice or app). */
+  readonly catchUp?: () => Promise<void>;
   /** Pauses between the tries of an alert the mail server, the store or the broker did not take. */
   readonly retryDelaysMs?: readonly number[];
   /** At most this many alerts of one category to one user per hour; more are left out (and logged). */
@@ -85,7 +89,7 @@ export const startAlertDispatcher = async (deps: AlertDispatcherDeps): Promise<C
   };
 
   const alert = async (event: RecordedEvent) => {
-    const found = alertFor(event, deps.apps);
+    const found = alertFor(event, deps.apps, deps.invoices);
     if (!found) return;
     const user = deps.users.user(found.userId);
     if (!user) return;
@@ -120,6 +124,7 @@ export const startAlertDispatcher = async (deps: AlertDispatcherDeps): Promise<C
     log,
     batchSize: 20,
     handler: async (events) => {
+      await deps.catchUp?.();
       for (const event of events) await alert(event);
     },
   });

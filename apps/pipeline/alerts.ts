@@ -1,6 +1,7 @@
 import type { AlertCategory } from '../../domain/user/notification-preferences.ts';
 import type { RecordedEvent } from '../../infra/event-store/port.ts';
 import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
+import type { InvoicesProjection, InvoiceView } from '../../projections/invoices/invoices-projection.ts';
 
 /** What a user is told of an event: whom, in which category, in words (never a message body or a contact). */
 export interface Alert {
@@ -14,8 +15,20 @@ export interface Alert {
 
 /** The events that alert someone, for the dispatcher's subscription. */
 export const ALERTING = {
-  categories: ['outbound', 'inbound', 'app', 'user', 'credential'],
-  types: ['MessageAbandoned', 'InboundWebhookAbandoned', 'AppMessengerHealthChanged', 'SessionStarted', 'CredentialCreated', 'CredentialDeleted'],
+  categories: ['outbound', 'inbound', 'app', 'user', 'credential', 'invoice'],
+  types: [
+    'MessageAbandoned',
+    'InboundWebhookAbandoned',
+    'AppMessengerHealthChanged',
+    'SessionStarted',
+    'CredentialCreated',
+    'CredentialDeleted',
+    'InvoiceConfirming',
+    'InvoicePaid',
+    'InvoiceCancelled',
+    'InvoiceExpired',
+    'InvoicePaymentReceivedLate',
+  ],
 } as const;
 
 const HEALTH: Record<string, string> = {
@@ -24,8 +37,19 @@ const HEALTH: Record<string, string> = {
   'account-missing': 'lost its account on the messenger daemon',
 };
 
-/** The alert an event makes, if any: its owner is found through the apps read model (an app deleted since alerts nobody). */
-export const alertFor = (event: RecordedEvent, apps: Pick<AppsProjection, 'app'>): Alert | undefined => {
+const INVOICE_NEWS: Record<string, (invoice: InvoiceView) => { subject: string; text: string }> = {
+  InvoiceConfirming: (i) => ({ subject: `Payment seen for invoice ${i.invoiceId}`, text: `The payment of invoice ${i.invoiceId} (${i.planId}, ${i.price} ${i.currency}) was seen; it counts once it has ${i.requiredConfirmations} confirmations.\n` }),
+  InvoicePaid: (i) => ({ subject: `Invoice ${i.invoiceId} is paid`, text: `Invoice ${i.invoiceId} (${i.planId}, ${i.price} ${i.currency}) is paid: every key of your account has the paid send limit for the plan's period.\n` }),
+  InvoiceCancelled: (i) => ({ subject: `Invoice ${i.invoiceId} was cancelled`, text: `Invoice ${i.invoiceId} (${i.planId}) was cancelled. A payment to its address from now on is not counted: ask the operator for a refund.\n` }),
+  InvoiceExpired: (i) => ({ subject: `Invoice ${i.invoiceId} expired`, text: `Invoice ${i.invoiceId} (${i.planId}) expired before it was paid in full${BigInt(i.totalReceived) > 0n ? '; what it received is to be refunded by the operator' : ''}.\n` }),
+  InvoicePaymentReceivedLate: (i) => ({ subject: `A late payment to invoice ${i.invoiceId}`, text: `A payment reached invoice ${i.invoiceId} after it was ${i.status}: it is not counted, and is to be refunded by the operator.\n` }),
+};
+
+/**
+ * The alert an event makes, if any: its owner is found through the apps read model (an app
+ * deleted since alerts nobody) or the invoices one.
+ */
+export const alertFor = (event: RecordedEvent, apps: Pick<AppsProjection, 'app'>, invoices: Pick<InvoicesProjection, 'invoice'>): Alert | undefined => {
   const data = event.data as Record<string, unknown>;
   const appOf = (appId: unknown) => (typeof appId === 'string' ? apps.app(appId) : undefined);
   const at = event.recordedAt.toISOString();
@@ -84,7 +108,11 @@ export const alertFor = (event: RecordedEvent, apps: Pick<AppsProjection, 'app'>
           : `The credential ${String(data.credentialId)} was deleted at ${at}; its key no longer works.\n`,
       };
     }
-    default:
-      return undefined;
+    default: {
+      const news = INVOICE_NEWS[event.type];
+      const invoice = news && typeof data.invoiceId === 'string' ? invoices.invoice(data.invoiceId) : undefined;
+      if (!news || !invoice) return undefined;
+      return { userId: invoice.userId, category: 'invoices', ...news(invoice) };
+    }
   }
 };

@@ -40,6 +40,8 @@ export const checkpoints = {
   eventTopics: 'event-topics',
   /** The identity provisioner: new app-messengers → bot identities. */
   identityProvisioner: 'provisioner',
+  /** The subscription keeper: paid invoices → paid time on their owners' streams. */
+  subscriptionKeeper: 'subscriptions',
   /** The alert dispatcher: events that alert → mails to their owners. */
   alertDispatcher: 'alerts',
   /** The group administrator, one per messenger (a daemon that is away holds back only its own): group requests → the messenger's groups. */

@@ -1,6 +1,6 @@
 import type { Messenger } from '../shared/messengers.ts';
 import type { NotificationPreferences } from './notification-preferences.ts';
-import type { SendTier } from './events.ts';
+import type { SendTier, SubscriptionPeriod } from './events.ts';
 
 export type UserCommand =
   | { type: 'RegisterUser'; data: { userId: string; email: string; name: string; now: Date } }
@@ -15,4 +15,6 @@ export type UserCommand =
   | { type: 'UseRecoveryCode'; data: { codeHash: string; now: Date } }
   | { type: 'SetNotificationPreferences'; data: { preferences: NotificationPreferences; now: Date } }
   | { type: 'LinkMessengerContact'; data: { contactLinkId: string; messenger: Messenger; contactRef: string; keyId: string; sealedContact: string; now: Date } }
-  | { type: 'UnlinkMessengerContact'; data: { contactLinkId: string; now: Date } };
+  | { type: 'UnlinkMessengerContact'; data: { contactLinkId: string; now: Date } }
+  /** An invoice of the user was paid: the paid tier for its period (once per invoice). */
+  | { type: 'ExtendSubscription'; data: { invoiceId: string; period: SubscriptionPeriod; now: Date } };

@@ -2,7 +2,7 @@ import { assertNever, type Decider, type Decision } from '../shared/decider.ts';
 import { domainError } from '../shared/errors.ts';
 import { TEXT_LIMITS, textError, textProblem } from '../shared/text.ts';
 import type { UserCommand } from './commands.ts';
-import type { SendTier, UserEvent } from './events.ts';
+import type { SendTier, SubscriptionPeriod, UserEvent } from './events.ts';
 import { defaultPreferences, samePreferences, type NotificationPreferences } from './notification-preferences.ts';
 
 /** Live dashboard sessions a user may hold; starting one more ends the oldest (`replaced`). */
@@ -17,6 +17,16 @@ export interface LinkedContactState {
   keyId: string;
 }
 
+export interface SubscriptionState {
+  /** Epoch ms; 0 when nothing was ever paid. */
+  paidUntil: number;
+  /** The invoices that bought it: each counts once. */
+  invoiceIds: readonly string[];
+}
+
+/** How long a period of the paid tier lasts. */
+export const PERIOD_MS: Record<SubscriptionPeriod, number> = { monthly: 30 * 86_400_000, annual: 365 * 86_400_000 };
+
 export interface SessionState {
   sessionId: string;
   /** Epoch ms. */
@@ -26,7 +36,7 @@ export interface SessionState {
 
 export type UserState =
   | { status: 'none' }
-  | { status: 'registered'; userId: string; email: string; name: string; tier: SendTier; sessions: SessionState[]; recoveryCodeHash: string | null; preferences: NotificationPreferences; contacts: LinkedContactState[] };
+  | { status: 'registered'; userId: string; email: string; name: string; tier: SendTier; sessions: SessionState[]; recoveryCodeHash: string | null; preferences: NotificationPreferences; contacts: LinkedContactState[]; subscription: SubscriptionState };
 
 export const userStreamName = (userId: string) => `user-${userId}`;
 
@@ -128,6 +138,18 @@ export const decide = (command: UserCommand, state: UserState): Decision<UserEve
       if (!contact) return domainError('not_found', 'Contact not found');
       return [{ type: 'MessengerContactUnlinked', data: { userId: state.userId, contactLinkId: contact.contactLinkId, keyId: contact.keyId, unlinkedAt: command.data.now.toISOString() } }];
     }
+    case 'ExtendSubscription': {
+      if (state.status !== 'registered') return notRegistered;
+      const { invoiceId, period, now } = command.data;
+      if (state.subscription.invoiceIds.includes(invoiceId)) return [];
+      const paidFrom = Math.max(now.getTime(), state.subscription.paidUntil);
+      return [
+        {
+          type: 'SubscriptionExtended',
+          data: { userId: state.userId, invoiceId, period, paidFrom: new Date(paidFrom).toISOString(), paidUntil: new Date(paidFrom + PERIOD_MS[period]).toISOString(), extendedAt: now.toISOString() },
+        },
+      ];
+    }
     default:
       return assertNever(command);
   }
@@ -136,7 +158,7 @@ export const decide = (command: UserCommand, state: UserState): Decision<UserEve
 export const evolve = (state: UserState, event: UserEvent): UserState => {
   switch (event.type) {
     case 'UserRegistered':
-      return { status: 'registered', userId: event.data.userId, email: event.data.email, name: event.data.name, tier: 'free', sessions: [], recoveryCodeHash: null, preferences: defaultPreferences(), contacts: [] };
+      return { status: 'registered', userId: event.data.userId, email: event.data.email, name: event.data.name, tier: 'free', sessions: [], recoveryCodeHash: null, preferences: defaultPreferences(), contacts: [], subscription: { paidUntil: 0, invoiceIds: [] } };
     case 'UserRenamed':
       return state.status === 'registered' ? { ...state, name: event.data.name } : state;
     case 'SessionStarted': {
@@ -161,6 +183,10 @@ export const evolve = (state: UserState, event: UserEvent): UserState => {
       const { contactLinkId, contactRef, keyId } = event.data;
       return { ...state, contacts: [...state.contacts, { contactLinkId, contactRef, keyId }] };
     }
+    case 'SubscriptionExtended':
+      return state.status === 'registered'
+        ? { ...state, subscription: { paidUntil: Date.parse(event.data.paidUntil), invoiceIds: [...state.subscription.invoiceIds, event.data.invoiceId] } }
+        : state;
     case 'MessengerContactUnlinked':
       return state.status === 'registered' ? { ...state, contacts: state.contacts.filter((c) => c.contactLinkId !== event.data.contactLinkId) } : state;
     default:

@@ -132,4 +132,31 @@ describe('user decider', () => {
 
     it('refuses to link to an unknown user', () => spec.given([]).when(link('c1', 'ref-a')).thenFails('not_found'));
   });
+
+  describe('subscription', () => {
+    const day = 86_400_000;
+    const extended = (invoiceId: string, period: 'monthly' | 'annual', from: number, until: number, at = now): UserEvent => ({
+      type: 'SubscriptionExtended',
+      data: { userId: 'usr_1', invoiceId, period, paidFrom: new Date(from).toISOString(), paidUntil: new Date(until).toISOString(), extendedAt: at.toISOString() },
+    });
+    const extend = (invoiceId: string, period: 'monthly' | 'annual', at = now) => ({ type: 'ExtendSubscription', data: { invoiceId, period, now: at } }) as const;
+
+    it('starts 30 or 365 days of the paid tier now', () => {
+      spec.given([registered]).when(extend('inv_1', 'monthly')).then([extended('inv_1', 'monthly', now.getTime(), now.getTime() + 30 * day)]);
+      spec.given([registered]).when(extend('inv_1', 'annual')).then([extended('inv_1', 'annual', now.getTime(), now.getTime() + 365 * day)]);
+    });
+
+    it('extends from where the paid time ends, and counts an invoice once', () => {
+      const first = extended('inv_1', 'monthly', now.getTime(), now.getTime() + 30 * day);
+      const later = new Date(now.getTime() + 10 * day);
+      spec.given([registered, first]).when(extend('inv_2', 'monthly', later)).then([extended('inv_2', 'monthly', now.getTime() + 30 * day, now.getTime() + 60 * day, later)]);
+      spec.given([registered, first]).when(extend('inv_1', 'monthly', later)).thenNothingHappens();
+    });
+
+    it('starts again from the payment when the paid time had lapsed', () => {
+      const first = extended('inv_1', 'monthly', now.getTime(), now.getTime() + 30 * day);
+      const lapsed = new Date(now.getTime() + 40 * day);
+      spec.given([registered, first]).when(extend('inv_2', 'annual', lapsed)).then([extended('inv_2', 'annual', lapsed.getTime(), lapsed.getTime() + 365 * day, lapsed)]);
+    });
+  });
 });

@@ -3,6 +3,9 @@ import type { NotificationPreferences } from './notification-preferences.ts';
 
 export type SendTier = 'free' | 'paid';
 
+/** What a paid invoice buys: 30 days (`monthly`) or 365 days (`annual`) of the paid tier. */
+export type SubscriptionPeriod = 'monthly' | 'annual';
+
 /** Why a dashboard session ended before its expiry. */
 export type SessionEndReason = 'logout' | 'revoked' | 'replaced';
 
@@ -27,5 +30,10 @@ export type UserEvent =
    * `/signin`), the contact id itself is sealed under data key `keyId`, which lives as long as the link.
    */
   | { type: 'MessengerContactLinked'; data: { userId: string; contactLinkId: string; messenger: Messenger; contactRef: string; keyId: string; sealedContact: string; linkedAt: string } }
+  /**
+   * A paid invoice bought a period of the paid tier: it starts now, or where the paid time bought
+   * before ends. The send limit of every credential of the user follows it until `paidUntil`.
+   */
+  | { type: 'SubscriptionExtended'; data: { userId: string; invoiceId: string; period: SubscriptionPeriod; paidFrom: string; paidUntil: string; extendedAt: string } }
   /** The link ended: its data key is destroyed with this event, so the contact id no longer opens. */
   | { type: 'MessengerContactUnlinked'; data: { userId: string; contactLinkId: string; keyId: string; unlinkedAt: string } };

@@ -11,6 +11,8 @@ export interface UserView {
   tier: SendTier;
   /** Absent in snapshots of earlier versions: the defaults. */
   preferences?: NotificationPreferences;
+  /** Where the paid tier bought by invoices ends (ISO 8601); absent when nothing was paid. */
+  paidUntil?: string;
 }
 
 /** A messenger contact a user linked (`/link CODE`): the contact id is sealed (apps/commands/contact-seal.ts). */
@@ -71,6 +73,11 @@ export class UsersProjection implements Projection {
         const hash = this.hashOfSession.get(event.data.sessionId);
         const session = hash === undefined ? undefined : this.sessions.get(hash);
         if (hash !== undefined && session) this.forget(hash, session);
+        return;
+      }
+      case 'SubscriptionExtended': {
+        const user = this.byId.get(event.data.userId);
+        if (user) user.paidUntil = event.data.paidUntil;
         return;
       }
       case 'SendTierChanged': {
@@ -139,8 +146,11 @@ export class UsersProjection implements Projection {
     return this.byId.get(userId);
   }
 
-  tierOf(userId: string): SendTier {
-    return this.byId.get(userId)?.tier ?? 'free';
+  /** The send tier at `now`: paid when an operator set it (`relay user tier`) or while paid time bought by invoices lasts. */
+  tierOf(userId: string, now: number = Date.now()): SendTier {
+    const user = this.byId.get(userId);
+    if (!user) return 'free';
+    return user.tier === 'paid' || (user.paidUntil !== undefined && Date.parse(user.paidUntil) > now) ? 'paid' : 'free';
   }
 
   /** The live session of a token hash, with its user; undefined for an unknown, ended or expired one. */

@@ -48,7 +48,7 @@ describe('dashboard proxy and account API (one process)', () => {
     });
     const config = await raw(relay, 'GET', '/configuration');
     expect(config.status).toBe(200);
-    expect(config.body).toMatchObject({ success: true, data: { currency: 'USD', plans: [{ id: 'free' }, { id: 'paid' }] } });
+    expect(config.body).toMatchObject({ success: true, data: { currency: 'USD', assets: [], plans: [{ id: 'free' }, { id: 'paid-monthly' }, { id: 'paid-annual' }] } });
   });
 
   it('404 off the allowlist: unknown paths, the public API under the prefix, server-rendered pages', async () => {

@@ -110,6 +110,7 @@ describe('relay projections rebuild', () => {
       { name: 'apps', equal: true, live: { apps: 2 }, rebuilt: { apps: 2 }, missingInLive: none, extraInLive: none, different: none },
       { name: 'credentials', equal: true, live: { credentials: 3 }, rebuilt: { credentials: 3 }, missingInLive: none, extraInLive: none, different: none },
       { name: 'groups', equal: true, live: { groups: 0 }, rebuilt: { groups: 0 }, missingInLive: none, extraInLive: none, different: none },
+      { name: 'invoices', equal: true, live: { invoices: 0 }, rebuilt: { invoices: 0 }, missingInLive: none, extraInLive: none, different: none },
     ];
     const first = await rebuild(relay);
     expect(first.code, first.stderr).toBe(0);
@@ -136,6 +137,7 @@ describe('relay projections rebuild', () => {
       { ...equalModels[1], equal: false, different: { count: 1, items: [{ id: billing.appId, fields: ['settings.name'] }] } },
       { ...equalModels[2], equal: false, live: { credentials: 2 }, missingInLive: { count: 1, items: [header.credentialId] } },
       equalModels[3],
+      equalModels[4],
     ]);
 
     const readable = await relay.cli(['projections', 'rebuild']);
@@ -145,6 +147,7 @@ describe('relay projections rebuild', () => {
       `apps: DIFFERENT — 1 different: ${billing.appId} (settings.name) [live: 2 apps; rebuilt: 2 apps]`,
       `credentials: DIFFERENT — 1 missing in live: ${header.credentialId} [live: 2 credentials; rebuilt: 3 credentials]`,
       'groups: equal (0 groups)',
+      'invoices: equal (0 invoices)',
     ]);
 
     // --replace reports what it found, then writes the rebuilt read models at the last event of their categories.

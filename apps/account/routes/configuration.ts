@@ -1,23 +1,45 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { formatPrice, plansOf } from '../../../domain/billing/plans.ts';
 import type { RelayContext } from '../../boot/context.ts';
+import type { Billing } from '../../boot/payments.ts';
+import { formatDecimal } from '../../../domain/billing/decimal.ts';
 
 /**
- * The billing configuration, readable without a session. Crypto payment (assets, prices) comes
- * with the billing issue; until then no asset is offered and the plans show their limits only.
+ * The billing configuration, readable without a session (docs/billing.md): the currency, the
+ * plans with their prices and send limits, the discount for a year, and the assets an invoice
+ * can be paid in, each with its network, the operator's rate and the confirmations it needs.
  */
 export const configurationRoutes =
-  (ctx: RelayContext): FastifyPluginAsync =>
+  (ctx: RelayContext, billing: Billing): FastifyPluginAsync =>
   async (app) => {
+    const { config } = ctx;
+    const limits = { free: config.RATE_LIMIT_SEND_FREE_PER_MIN, paid: config.RATE_LIMIT_SEND_PAID_PER_MIN };
     app.get('/configuration', { schema: { summary: 'Billing configuration (no session needed)', security: [] } }, async () => ({
       success: true,
       data: {
-        currency: 'USD',
-        annualDiscountPercent: 0,
-        assets: [],
-        plans: [
-          { id: 'free', price: 0, sendPerMinute: ctx.config.RATE_LIMIT_SEND_FREE_PER_MIN, pollPerMinute: ctx.config.RATE_LIMIT_POLL_PER_MIN },
-          { id: 'paid', price: null, sendPerMinute: ctx.config.RATE_LIMIT_SEND_PAID_PER_MIN, pollPerMinute: ctx.config.RATE_LIMIT_POLL_PER_MIN },
-        ],
+        currency: billing.prices.currency,
+        annualDiscountPercent: billing.prices.annualDiscountPercent,
+        assets:
+          billing.processor && billing.rate
+            ? [
+                {
+                  asset: billing.processor.asset,
+                  network: billing.processor.network,
+                  rate: formatDecimal(billing.rate.units, billing.rate.scale).replace(/\.?0+$/, ''),
+                  decimals: billing.decimals,
+                  requiredConfirmations: config.PAYMENT_CONFIRMATIONS,
+                },
+              ]
+            : [],
+        plans: plansOf(billing.prices).map((plan) => ({
+          id: plan.id,
+          tier: plan.tier,
+          period: plan.period,
+          price: formatPrice(plan.priceCents),
+          sendPerMinute: limits[plan.tier],
+          pollPerMinute: config.RATE_LIMIT_POLL_PER_MIN,
+        })),
+        invoiceExpiresInSeconds: config.INVOICE_TTL_SECONDS,
       },
     }));
   };

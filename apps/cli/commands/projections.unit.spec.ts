@@ -58,6 +58,7 @@ describe('relay projections rebuild', () => {
       'apps: equal (0 apps)',
       'credentials: equal (0 credentials)',
       'groups: equal (0 groups)',
+      'invoices: equal (0 invoices)',
     ]);
 
     const replaced = await rebuildProjections(store, models, file, { replace: true });
@@ -73,6 +74,7 @@ describe('relay projections rebuild', () => {
       'apps: equal (0 apps)',
       'credentials: equal (0 credentials)',
       'groups: equal (0 groups)',
+      'invoices: equal (0 invoices)',
     ]);
     await store.close();
   });

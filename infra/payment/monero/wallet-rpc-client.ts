@@ -1,0 +1,187 @@
+/**
+ * A small JSON-RPC client for monero-wallet-rpc (`POST /json_rpc`; monerod answers the same way):
+ * every call bounded by a timeout, answers bounded in size and parsed with exact integers
+ * (wallet-json.ts), Digest authentication when the URL carries a login
+ * (`http://user:password@host:port`).
+ *
+ * Calls go one at a time over one kept-alive connection: monero-wallet-rpc serves calls one by
+ * one anyway, and its Digest nonce belongs to the connection it was given on (a request with it
+ * on another connection is refused), so Node's fetch, which may pick any pooled connection, will
+ * not do. A new connection answers 401 with a new challenge, which is answered once.
+ *
+ * Failures are typed: the wallet cannot be reached, did not answer in time, answered something
+ * that is not a JSON-RPC answer, or has no wallet open → MoneroWalletUnavailableError (a
+ * PaymentProcessorUnavailableError: try again later); it refused the login, or answered the call
+ * with an error → MoneroWalletRpcError (a PaymentProcessorError). Messages never carry the login.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import { PaymentProcessorError, PaymentProcessorUnavailableError } from '../port.ts';
+import { digestAuthorization, parseDigestChallenge, type DigestChallenge } from './digest-auth.ts';
+import { parseWalletJson, stringifyWalletJson, type WalletJson } from './wallet-json.ts';
+
+export class MoneroWalletUnavailableError extends PaymentProcessorUnavailableError {
+  override readonly name: string = 'MoneroWalletUnavailableError';
+}
+
+export class MoneroWalletRpcError extends PaymentProcessorError {
+  override readonly name: string = 'MoneroWalletRpcError';
+  constructor(
+    message: string,
+    /** The JSON-RPC error code (-13: no wallet open …), or 401 for a refused login. */
+    readonly code: number,
+  ) {
+    super(message);
+  }
+}
+
+/** monero-wallet-rpc's error code for "No wallet file": the process runs but has no wallet open. */
+export const NO_WALLET_OPEN = -13;
+
+export const MAX_WALLET_ANSWER_BYTES = 32 * 1024 * 1024;
+
+export interface WalletRpcClientOptions {
+  /** e.g. `http://127.0.0.1:18082` or `http://relay:secret@127.0.0.1:18082`. */
+  readonly url: string;
+  /** Default for each call, from the moment it is made (waiting for the calls before it included). Default 10000. */
+  readonly timeoutMs?: number;
+  readonly maxAnswerBytes?: number;
+}
+
+export interface WalletRpcClient {
+  /** The call's `result`, integers as bigint. */
+  call(method: string, params?: Record<string, unknown>, options?: { readonly timeoutMs?: number }): Promise<WalletJson>;
+  /** The wallet's address without the login, for messages. */
+  readonly endpoint: string;
+  /** Closes the connection; later calls fail with MoneroWalletUnavailableError. */
+  close(): void;
+}
+
+interface Answer {
+  readonly status: number;
+  readonly challenge: string | undefined;
+  readonly text: string;
+}
+
+class AnswerTooLarge extends Error {}
+
+const messageOf = (error: unknown): string => {
+  if (!(error instanceof Error)) return String(error);
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && !error.message.includes(code) ? `${error.message} (${code})` : error.message;
+};
+
+export const createWalletRpcClient = (options: WalletRpcClientOptions): WalletRpcClient => {
+  const url = new URL(options.url);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RangeError('The wallet RPC URL must be http: or https:');
+  const username = decodeURIComponent(url.username);
+  const password = decodeURIComponent(url.password);
+  const path = `${url.pathname.replace(/\/+$/, '')}/json_rpc`;
+  url.username = '';
+  url.password = '';
+  const endpoint = url.origin;
+  const transport = url.protocol === 'https:' ? https : http;
+  const agent = new transport.Agent({ keepAlive: true, maxSockets: 1 });
+  const defaultTimeoutMs = options.timeoutMs ?? 10_000;
+  const maxAnswerBytes = options.maxAnswerBytes ?? MAX_WALLET_ANSWER_BYTES;
+  let challenge: DigestChallenge | undefined;
+  let count = 0;
+  let nextId = 0;
+  let closed = false;
+
+  const post = (body: string, signal: AbortSignal): Promise<Answer> =>
+    new Promise((resolve, reject) => {
+      const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
+      if (challenge && username) headers.authorization = digestAuthorization(challenge, { username, password, method: 'POST', uri: path, count: ++count });
+      const request = transport.request(
+        { protocol: url.protocol, hostname: url.hostname, port: url.port || undefined, path, method: 'POST', headers, agent, signal },
+        (response) => {
+          const declared = Number(response.headers['content-length'] ?? 0);
+          if (declared > maxAnswerBytes) {
+            response.destroy();
+            reject(new AnswerTooLarge(`answer of ${declared} bytes exceeds ${maxAnswerBytes}`));
+            return;
+          }
+          const chunks: Buffer[] = [];
+          let size = 0;
+          response.on('data', (chunk: Buffer) => {
+            size += chunk.byteLength;
+            if (size > maxAnswerBytes) {
+              response.destroy();
+              reject(new AnswerTooLarge(`answer exceeds ${maxAnswerBytes} bytes`));
+              return;
+            }
+            chunks.push(chunk);
+          });
+          response.on('end', () => {
+            const offered = response.headers['www-authenticate'];
+            resolve({ status: response.statusCode ?? 0, challenge: Array.isArray(offered) ? offered.join(', ') : offered, text: Buffer.concat(chunks).toString('utf8') });
+          });
+          response.on('error', reject);
+        },
+      );
+      request.on('error', reject);
+      request.end(body);
+    });
+
+  // One call at a time (see above).
+  let queue: Promise<unknown> = Promise.resolve();
+
+  const call = (method: string, params: Record<string, unknown> = {}, callOptions: { readonly timeoutMs?: number } = {}): Promise<WalletJson> => {
+    const timeoutMs = callOptions.timeoutMs ?? defaultTimeoutMs;
+    const signal = AbortSignal.timeout(timeoutMs);
+    const result = queue.then(() => callNow(method, params, timeoutMs, signal));
+    queue = result.catch(() => undefined);
+    return result;
+  };
+
+  const callNow = async (method: string, params: Record<string, unknown>, timeoutMs: number, signal: AbortSignal): Promise<WalletJson> => {
+    if (closed) throw new MoneroWalletUnavailableError(`The client of monero-wallet-rpc at ${endpoint} is closed`);
+    const body = stringifyWalletJson({ jsonrpc: '2.0', id: String(++nextId), method, params });
+    let answer: Answer;
+    try {
+      if (signal.aborted) throw signal.reason;
+      answer = await post(body, signal);
+      // A new connection, or a nonce gone stale: answer the wallet's challenge once.
+      if (answer.status === 401 && username) {
+        const offered = parseDigestChallenge(answer.challenge ?? null);
+        if (offered) {
+          challenge = offered;
+          count = 0;
+          answer = await post(body, signal);
+        }
+      }
+    } catch (error) {
+      if (signal.aborted) throw new MoneroWalletUnavailableError(`monero-wallet-rpc at ${endpoint} did not answer ${method} within ${timeoutMs} ms`);
+      throw new MoneroWalletUnavailableError(`monero-wallet-rpc at ${endpoint} cannot be reached: ${messageOf(error)}`);
+    }
+    if (answer.status === 401 || answer.status === 403)
+      throw new MoneroWalletRpcError(`monero-wallet-rpc at ${endpoint} refused the login (HTTP ${answer.status})`, 401);
+    if (answer.status !== 200) throw new MoneroWalletUnavailableError(`monero-wallet-rpc at ${endpoint} answered HTTP ${answer.status} to ${method}`);
+    let parsed: WalletJson;
+    try {
+      parsed = parseWalletJson(answer.text);
+    } catch {
+      throw new MoneroWalletUnavailableError(`monero-wallet-rpc at ${endpoint} answered ${method} with something that is not JSON`);
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+      throw new MoneroWalletUnavailableError(`monero-wallet-rpc at ${endpoint} answered ${method} with something that is not a JSON-RPC answer`);
+    const error = parsed.error;
+    if (error !== undefined && error !== null) {
+      const fields = typeof error === 'object' && !Array.isArray(error) ? error : {};
+      const code = typeof fields.code === 'bigint' ? Number(fields.code) : 0;
+      const message = typeof fields.message === 'string' ? fields.message : 'unknown error';
+      if (code === NO_WALLET_OPEN) throw new MoneroWalletUnavailableError(`monero-wallet-rpc at ${endpoint} has no wallet open`);
+      throw new MoneroWalletRpcError(`monero-wallet-rpc refused ${method}: ${message} (${code})`, code);
+    }
+    if (!('result' in parsed)) throw new MoneroWalletUnavailableError(`monero-wallet-rpc at ${endpoint} answered ${method} without a result`);
+    return parsed.result ?? null;
+  };
+
+  const close = () => {
+    closed = true;
+    agent.destroy();
+  };
+
+  return { call, endpoint, close };
+};
