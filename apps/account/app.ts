@@ -38,6 +38,8 @@ export const buildAccountApp = async (ctx: RelayContext): Promise<FastifyInstanc
   app.setErrorHandler(relayErrorHandler({ area: 'dashboard', failed: 'account request failed' }));
   // Bodies are validated with the routes' zod schemas, errors in the interface's words (validation.ts).
   app.setValidatorCompiler(zodValidatorCompiler);
+  // Answer schemas document the routes (OpenAPI); answers are written as they are.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   await app.register(swagger, {
     openapi: {
       info: { title: 'Relay account API', version: ctx.version, description: 'Behind the dashboard proxy: session cookie relay_session.' },

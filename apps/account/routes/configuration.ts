@@ -3,6 +3,7 @@ import { formatPrice, plansOf } from '../../../domain/billing/plans.ts';
 import type { RelayContext } from '../../boot/context.ts';
 import type { Billing } from '../../boot/payments.ts';
 import { formatDecimal } from '../../../domain/billing/decimal.ts';
+import { configurationResponse } from '../billing-schemas.ts';
 
 /**
  * The billing configuration, readable without a session (docs/billing.md): the currency, the
@@ -14,7 +15,7 @@ export const configurationRoutes =
   async (app) => {
     const { config } = ctx;
     const limits = { free: config.RATE_LIMIT_SEND_FREE_PER_MIN, paid: config.RATE_LIMIT_SEND_PAID_PER_MIN };
-    app.get('/configuration', { schema: { summary: 'Billing configuration (no session needed)', security: [] } }, async () => ({
+    app.get('/configuration', { schema: { summary: 'Billing configuration (no session needed)', security: [], response: { 200: configurationResponse } } }, async () => ({
       success: true,
       data: {
         currency: billing.prices.currency,

@@ -10,6 +10,7 @@ import { handleCommand } from '../../commands/handle-command.ts';
 import { fail, failDomain } from '../errors.ts';
 import { invoiceView, paymentStatusView } from '../invoice-views.ts';
 import { createInvoiceBody } from '../schemas.ts';
+import { cancelledInvoiceResponse, invoiceResponse, invoicesResponse, paymentStatusResponse } from '../billing-schemas.ts';
 import { requireUser } from '../session.ts';
 
 /** Open invoices one user may have at once (each holds an address of the merchant's wallet). */
@@ -31,7 +32,7 @@ export const invoiceRoutes =
       return invoice && invoice.userId === userId ? invoice : undefined;
     };
 
-    app.post('/invoices', { schema: { summary: 'Creates an invoice for a paid plan, payable in an offered asset', body: createInvoiceBody } }, async (request, reply) => {
+    app.post('/invoices', { schema: { summary: 'Creates an invoice for a paid plan, payable in an offered asset', body: createInvoiceBody, response: { 200: invoiceResponse } } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const { processor, rate, decimals } = billing;
@@ -85,27 +86,27 @@ export const invoiceRoutes =
       return reply.send(invoiceView(invoice));
     });
 
-    app.get('/invoices', { schema: { summary: "The user's invoices, newest first" } }, async (request, reply) => {
+    app.get('/invoices', { schema: { summary: "The user's invoices, newest first", response: { 200: invoicesResponse } } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       return { items: ctx.models.invoices.invoicesOf(user.id).map(invoiceView) };
     });
 
-    app.get('/invoices/:invoiceId', { schema: { summary: 'One invoice of the user', params: invoiceParams } }, async (request, reply) => {
+    app.get('/invoices/:invoiceId', { schema: { summary: 'One invoice of the user', params: invoiceParams, response: { 200: invoiceResponse } } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const invoice = mine(user.id, request.params.invoiceId);
       return invoice ? invoiceView(invoice) : fail(reply, 400, INVOICE_ERRORS.notFound);
     });
 
-    app.get('/invoices/:invoiceId/payment-status', { schema: { summary: 'Where the payment of an invoice stands: its status and every payment seen', params: invoiceParams } }, async (request, reply) => {
+    app.get('/invoices/:invoiceId/payment-status', { schema: { summary: 'Where the payment of an invoice stands: its status and every payment seen', params: invoiceParams, response: { 200: paymentStatusResponse } } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const invoice = mine(user.id, request.params.invoiceId);
       return invoice ? paymentStatusView(invoice) : fail(reply, 400, INVOICE_ERRORS.notFound);
     });
 
-    app.post('/invoices/:invoiceId/cancel', { schema: { summary: 'Cancels an invoice that is still pending', params: invoiceParams } }, async (request, reply) => {
+    app.post('/invoices/:invoiceId/cancel', { schema: { summary: 'Cancels an invoice that is still pending', params: invoiceParams, response: { 200: cancelledInvoiceResponse } } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const { invoiceId } = request.params;
@@ -119,6 +120,6 @@ export const invoiceRoutes =
       );
       if (!result.ok) return failDomain(reply, result.error);
       await ctx.projections.catchUp();
-      return { success: true, data: invoiceView(ctx.models.invoices.invoice(invoiceId)!) };
+      return { success: true as const, data: invoiceView(ctx.models.invoices.invoice(invoiceId)!) };
     });
   };
