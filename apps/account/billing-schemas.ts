@@ -57,7 +57,15 @@ export const invoiceResponse = z.object({
   expiredAt: time.nullable(),
 });
 
-export const invoicesResponse = z.object({ items: z.array(invoiceResponse) });
+export const invoicesResponse = z.object({
+  items: z.array(invoiceResponse),
+  subscription: z
+    .object({
+      tier: z.enum(['free', 'paid']).describe("The user's send tier now"),
+      paidUntil: time.nullable().describe('Where the paid time bought by invoices ends (null: none bought)'),
+    })
+    .describe("The paid time the user's invoices bought"),
+});
 
 export const cancelledInvoiceResponse = z.object({ success: z.literal(true), data: invoiceResponse });
 

@@ -127,6 +127,10 @@ describe('billing on the payment simulator', () => {
     const paid = await until(invoice.invoiceId, 'paid');
     expect(paid).toMatchObject({ additionalStatus: 'None', paidAt: expect.any(String), payments: [{ confirmations: 2 }] });
     await waitFor(async () => ((await remainingAfterSend(keys[1]!)) === 1998 ? true : undefined), 10_000, 'the paid limit on the second key');
+    const { subscription } = (await dashboard(relay, payer, 'GET', '/invoices')).body;
+    expect(subscription.tier).toBe('paid');
+    // 30 days from the payment.
+    expect(Date.parse(subscription.paidUntil) - Date.parse(paid.paidAt)).toBe(30 * 86_400_000);
     const cancel = await dashboard(relay, payer, 'POST', `/invoices/${invoice.invoiceId}/cancel`);
     expect(cancel).toEqual({ status: 400, body: { success: false, error: 'Invoice is paid and cannot be cancelled' } });
     // The owner is told (category invoices, on by default for e-mail).
@@ -193,7 +197,7 @@ describe('billing on the payment simulator', () => {
     const other = await createAccount(relay, 'other.payer@example.com');
     for (const [method, path] of [['GET', `/invoices/${invoice.invoiceId}`], ['GET', `/invoices/${invoice.invoiceId}/payment-status`], ['POST', `/invoices/${invoice.invoiceId}/cancel`]] as const)
       expect(await dashboard(relay, other, method, path)).toEqual({ status: 400, body: { success: false, error: 'Invoice not found' } });
-    expect((await dashboard(relay, other, 'GET', '/invoices')).body).toEqual({ items: [] });
+    expect((await dashboard(relay, other, 'GET', '/invoices')).body).toEqual({ items: [], subscription: { tier: 'free', paidUntil: null } });
   });
 
   it('sees a payment made while Relay was down, and its confirmations after the restart', async () => {

@@ -89,7 +89,10 @@ export const invoiceRoutes =
     app.get('/invoices', { schema: { summary: "The user's invoices, newest first", response: { 200: invoicesResponse } } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
-      return { items: ctx.models.invoices.invoicesOf(user.id).map(invoiceView) };
+      return {
+        items: ctx.models.invoices.invoicesOf(user.id).map(invoiceView),
+        subscription: { tier: ctx.models.users.tierOf(user.id), paidUntil: ctx.models.users.user(user.id)?.paidUntil ?? null },
+      };
     });
 
     app.get('/invoices/:invoiceId', { schema: { summary: 'One invoice of the user', params: invoiceParams, response: { 200: invoiceResponse } } }, async (request, reply) => {
