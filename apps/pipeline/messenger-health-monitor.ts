@@ -6,6 +6,7 @@ import type { EventStore } from '../../infra/event-store/port.ts';
 import type { DaemonHealth, MessengerConnector } from '../../infra/messenger/port.ts';
 import type { AppMessengerView, AppsProjection } from '../../projections/apps/apps-projection.ts';
 import { handleCommand } from '../commands/handle-command.ts';
+import { startPeriodicRound, type PeriodicRound } from './periodic-round.ts';
 
 /** What a daemon's answer means for one app-messenger on it. */
 export const healthOf = (daemon: DaemonHealth, appMessenger: Pick<AppMessengerView, 'address'>): { health: AppMessengerHealth; reason: string | null } => {
@@ -15,11 +16,8 @@ export const healthOf = (daemon: DaemonHealth, appMessenger: Pick<AppMessengerVi
   return { health: 'ok', reason: null };
 };
 
-export interface HealthMonitor {
-  /** One round now (tests, start-up). */
-  check(): Promise<void>;
-  stop(): Promise<void>;
-}
+/** `check()`: one round now (tests, start-up). */
+export type HealthMonitor = PeriodicRound;
 
 /**
  * Asks each messenger daemon every `intervalMs` whether it answers and which accounts it has, and
@@ -35,8 +33,6 @@ export const startMessengerHealthMonitor = (deps: {
   readonly log: Logger;
 }): HealthMonitor => {
   const seenOnce = new Map<string, AppMessengerHealth>();
-  let running: Promise<void> | undefined;
-  let stopped = false;
 
   const record = async (appMessenger: AppMessengerView, health: AppMessengerHealth, reason: string | null) => {
     const result = await handleCommand(
@@ -70,22 +66,5 @@ export const startMessengerHealthMonitor = (deps: {
     }
   };
 
-  const check = () => {
-    running ??= round()
-      .catch((error: unknown) => deps.log.error({ err: error }, 'messenger health check failed; trying again next round'))
-      .finally(() => (running = undefined));
-    return running;
-  };
-  const timer = setInterval(() => {
-    if (!stopped) void check();
-  }, deps.intervalMs);
-  timer.unref();
-  return {
-    check,
-    stop: async () => {
-      stopped = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return startPeriodicRound(round, deps.intervalMs, deps.log, 'messenger health check failed; trying again next round');
 };

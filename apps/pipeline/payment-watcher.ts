@@ -5,12 +5,10 @@ import type { EventStore } from '../../infra/event-store/port.ts';
 import type { ObservedPayment, PaymentProcessor } from '../../infra/payment/port.ts';
 import type { InvoicesProjection, InvoiceView } from '../../projections/invoices/invoices-projection.ts';
 import { handleCommand } from '../commands/handle-command.ts';
+import { startPeriodicRound, type PeriodicRound } from './periodic-round.ts';
 
-export interface PaymentWatcher {
-  /** One round now (tests, start-up). */
-  check(): Promise<void>;
-  stop(): Promise<void>;
-}
+/** `check()`: one round now (tests, start-up); `stop()` also closes the processor. */
+export type PaymentWatcher = PeriodicRound;
 
 /** Whether the read model knows this payment as the processor reports it now (nothing to tell the invoice). */
 const known = (invoice: InvoiceView, payment: ObservedPayment): boolean => {
@@ -38,8 +36,6 @@ export const startPaymentWatcher = (deps: {
   readonly intervalMs: number;
   readonly log: Logger;
 }): PaymentWatcher => {
-  let running: Promise<void> | undefined;
-  let stopped = false;
   let unavailableLogged = false;
 
   const tell = async (invoiceId: string, command: Parameters<typeof invoiceDecider.decide>[0]) => {
@@ -79,22 +75,11 @@ export const startPaymentWatcher = (deps: {
     }
   };
 
-  const check = () => {
-    running ??= round()
-      .catch((error: unknown) => deps.log.error({ err: error }, 'payment watch failed; trying again next round'))
-      .finally(() => (running = undefined));
-    return running;
-  };
-  const timer = setInterval(() => {
-    if (!stopped) void check();
-  }, deps.intervalMs);
-  timer.unref();
+  const rounds = startPeriodicRound(round, deps.intervalMs, deps.log, 'payment watch failed; trying again next round');
   return {
-    check,
+    check: rounds.check,
     stop: async () => {
-      stopped = true;
-      clearInterval(timer);
-      await running;
+      await rounds.stop();
       await deps.processor.close();
     },
   };
