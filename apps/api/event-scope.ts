@@ -15,6 +15,7 @@ export const scopeEvent = (event: RecordedEvent, appIds: ReadonlySet<string>): {
       return appIds.has(event.streamName.slice('app-'.length)) ? { data } : undefined;
     case 'outbound':
     case 'inbound':
+    case 'group':
       return appIds.has(data.appId as string) ? { data } : undefined;
     case 'credential':
       return any(data.appIds) ? { data } : undefined;

@@ -27,6 +27,11 @@ describe('which events a key may read', () => {
     expect(scopeEvent(event('inbound-m4', { messageId: 'm4', appId: 'app_b' }), mine)).toBeUndefined();
   });
 
+  it('group changes of its apps (their contact ids sealed, and withheld from the stream)', () => {
+    expect(scopeEvent(event('group-am_a', { appId: 'app_a', appMessengerId: 'am_a' }), mine)).toBeDefined();
+    expect(scopeEvent(event('group-am_b', { appId: 'app_b', appMessengerId: 'am_b' }), mine)).toBeUndefined();
+  });
+
   it('credentials that cover one of its apps', () => {
     expect(scopeEvent(event('credential-k1', { appIds: ['app_b', 'app_a'] }), mine)).toBeDefined();
     expect(scopeEvent(event('credential-k2', { appIds: ['app_b'] }), mine)).toBeUndefined();

@@ -5,7 +5,7 @@ import type { EventHistory } from './event-history.ts';
 const PAGE_EVENTS = 500;
 const PAGE_BYTES = 1024 * 1024;
 /** The categories whose events carry app tags (apps/history/event-tags.ts): what the hub follows. */
-const TAGGED_CATEGORIES = ['app', 'outbound', 'inbound', 'credential', 'sendbatch', 'popcursor', 'shred'];
+const TAGGED_CATEGORIES = ['app', 'outbound', 'inbound', 'group', 'credential', 'sendbatch', 'popcursor', 'shred'];
 
 /** The event streams' reads, on the event store: a tenant's pages filtered by tag in the store, bounded by bytes. */
 export const storeEventHistory = (store: EventStore): EventHistory => ({
