@@ -49,7 +49,7 @@ export const buildAccountApp = async (ctx: RelayContext): Promise<FastifyInstanc
     transform: documentedTransform({ type: 'object', properties: { success: { type: 'boolean', enum: [false] }, error: { type: 'string' } }, required: ['success', 'error'] }),
     transformObject: documentedObject(LOCAL_SERVERS),
   });
-  const billing = openBilling(ctx.config);
+  const billing = await openBilling(ctx.config);
   app.addHook('onClose', async () => billing.processor?.close());
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ success: false, error: 'Not found' }));
   await app.register(

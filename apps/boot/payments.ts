@@ -1,9 +1,7 @@
 import { decimalsOf } from '../../domain/billing/assets.ts';
 import { parseDecimal } from '../../domain/billing/decimal.ts';
 import { PRICE_SCALE, type BillingPrices } from '../../domain/billing/plans.ts';
-import { MoneroPaymentProcessor } from '../../infra/payment/monero/monero-payment-processor.ts';
 import type { PaymentProcessor } from '../../infra/payment/port.ts';
-import { SimulatorPaymentProcessor } from '../../infra/payment/simulator/simulator-payment-processor.ts';
 import type { Config } from './config.ts';
 
 /** The scale of BILLING_RATE: at most eight decimals. */
@@ -19,18 +17,26 @@ export interface Billing {
   readonly decimals: number | undefined;
 }
 
-export const openBilling = (config: Config): Billing => {
+/** The configured processor, its adapter loaded only when it is the one configured (a Relay without billing loads neither). */
+const openProcessor = async (config: Config): Promise<PaymentProcessor | undefined> => {
+  if (config.PAYMENT_PROCESSOR === 'simulator') {
+    const { SimulatorPaymentProcessor } = await import('../../infra/payment/simulator/simulator-payment-processor.ts');
+    return new SimulatorPaymentProcessor({ dataDir: config.dataDir });
+  }
+  if (config.PAYMENT_PROCESSOR === 'monero') {
+    const { MoneroPaymentProcessor } = await import('../../infra/payment/monero/monero-payment-processor.ts');
+    return new MoneroPaymentProcessor({ walletRpcUrl: config.MONERO_WALLET_RPC_URL!, network: config.MONERO_NETWORK, accountIndex: config.MONERO_ACCOUNT_INDEX });
+  }
+  return undefined;
+};
+
+export const openBilling = async (config: Config): Promise<Billing> => {
   const prices: BillingPrices = {
     currency: config.BILLING_CURRENCY,
     paidMonthlyCents: parseDecimal(config.BILLING_PAID_MONTHLY_PRICE, PRICE_SCALE)!,
     annualDiscountPercent: config.BILLING_ANNUAL_DISCOUNT_PERCENT,
   };
-  const processor: PaymentProcessor | undefined =
-    config.PAYMENT_PROCESSOR === 'simulator'
-      ? new SimulatorPaymentProcessor({ dataDir: config.dataDir })
-      : config.PAYMENT_PROCESSOR === 'monero'
-        ? new MoneroPaymentProcessor({ walletRpcUrl: config.MONERO_WALLET_RPC_URL!, network: config.MONERO_NETWORK, accountIndex: config.MONERO_ACCOUNT_INDEX })
-        : undefined;
+  const processor = await openProcessor(config);
   return {
     prices,
     processor,

@@ -282,8 +282,10 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
           }),
         );
       else ctx.log.info('neither SMTP_URL nor NOTIFICATION_APP_ID: no alerts are sent');
-      subscriptions.push(await startSubscriptionKeeper({ store: ctx.store, invoices: ctx.models.invoices, catchUp: () => ctx.projections.catchUp(), log: ctx.log }));
-      const { processor } = openBilling(config);
+      // Without a payment processor no invoice gets paid: neither the watcher nor the keeper runs (the
+      // keeper's checkpoint waits for a processor, should paid invoices be left unhandled).
+      const { processor } = await openBilling(config);
+      if (processor) subscriptions.push(await startSubscriptionKeeper({ store: ctx.store, invoices: ctx.models.invoices, catchUp: () => ctx.projections.catchUp(), log: ctx.log }));
       if (processor)
         payments = startPaymentWatcher({
           store: ctx.store,
