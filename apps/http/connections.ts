@@ -26,7 +26,8 @@ import type { Logger } from 'pino';
  *  - an error about a body read whole (invalid JSON) or of moderate declared length (413) keeps
  *    the connection instead of closing it ({@link keepAliveAfterBodyError});
  *  - CONNECT (which Node would drop without a word), an unknown expectation and a missing Host
- *    are answered in the area's shape with the security headers.
+ *    are answered in the area's shape with the security headers;
+ *  - a client that closes its side after its requests (FIN) still gets every answer.
  * Nothing is added per request (server.ts makes the Host test Node made itself); per connection,
  * one property is set; the rest runs on error paths only.
  */
@@ -89,6 +90,9 @@ const noop = () => undefined;
  */
 const stopParsing = (socket: ServerSocket) => {
   socket.removeAllListeners('data');
+  // Node's server would act on the client's FIN itself (end the socket, or mark the last answer
+  // as the last): the connection is ours to end from now on.
+  for (const listener of socket.listeners('end')) if (listener.name === 'bound socketOnEnd') socket.off('end', listener as () => void);
   socket.on('data', noop);
   const handle = socket._handle;
   if (handle && handle.reading === false && typeof handle.readStart === 'function') {
@@ -276,6 +280,10 @@ export const connectionGuard = (options: {
   };
 
   const attach = (server: Server) => {
+    // A client that sends its requests and then closes its side (FIN) still gets every answer:
+    // Node's default ends the connection at the FIN, dropping the answers of routes that were not
+    // done yet. Half-open, the answer in flight last closes the connection once it is sent.
+    (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
     server.on('connection', (socket: Socket) => {
       (socket as { destroySoon(): void }).destroySoon = destroySoon;
     });

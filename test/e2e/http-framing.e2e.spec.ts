@@ -120,6 +120,31 @@ describe('answers to requests the HTTP parser rejects', () => {
     expectHeaders(second, { connection: 'close', 'content-length': '0' });
   });
 
+  it('answers every request of a client that closes its side right after sending them (FIN), then closes', async () => {
+    // /metrics is answered asynchronously (it asks the pipeline thread): Node's default ended the
+    // connection at the FIN, before the answers were written (HTTP fuzz seed 259961979).
+    const conn = await RawConnection.open(relay.port);
+    await conn.write(Buffer.from(`${'GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(3)}GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n`));
+    conn.end();
+    for (let i = 0; i < 3; i++) expect((await answer(conn, 'GET')).status).toBe(200);
+    const second = await answer(conn, 'GET');
+    expect(second.status).toBe(200);
+    expect(json(second)).toMatchObject({ status: 'ok' });
+    expect(await conn.closed(deadline())).toBe(true);
+    expect(conn.parser.pending.toString('latin1')).toBe('');
+  });
+
+  it('answers the requests in flight and then the one the parser rejects, when the client closes its side after them', async () => {
+    const conn = await RawConnection.open(relay.port);
+    await conn.write(Buffer.from('GET /metrics HTTP/1.1\r\nHost: x\r\n\r\nGET /api/v1/health\u0001 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nc5\r\n{}'));
+    conn.end();
+    expect((await answer(conn, 'GET')).status).toBe(200);
+    const rejected = await answer(conn, 'GET');
+    expect(rejected.status).toBe(400);
+    expectHeaders(rejected, { connection: 'close', 'content-length': '0' });
+    expect(await conn.closed(deadline())).toBe(true);
+  });
+
   it('answers a garbage request line 400 in the public words and closes without a reset', async () => {
     const conn = await RawConnection.open(relay.port);
     await conn.write(Buffer.from('FOO /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n'));
