@@ -4,6 +4,8 @@ import { defineConfig } from 'vitest/config';
 
 /** The suites that need the private Monero chain: a project of their own. */
 const MONERO_SUITES = ['infra/payment/monero/monero-payments.contract.spec.ts', 'test/e2e/billing-monero.e2e.spec.ts'];
+/** The suites that need the private Litecoin chain (scripts/litecoin-local.sh): a project of their own. */
+const LITECOIN_SUITES = ['infra/payment/bitcoin/litecoin-payments.contract.spec.ts', 'test/e2e/billing-litecoin.e2e.spec.ts'];
 export default defineConfig({
   test: {
     projects: [
@@ -13,7 +15,7 @@ export default defineConfig({
           // Contract suites of the ports, and integration tests of modules on the real stores.
           name: 'contract',
           include: ['**/*.contract.spec.ts', '**/*.integration.spec.ts'],
-          exclude: ['node_modules/**', ...MONERO_SUITES],
+          exclude: ['node_modules/**', ...MONERO_SUITES, ...LITECOIN_SUITES],
           testTimeout: 30_000,
           hookTimeout: 30_000,
           globalSetup: ['test/support/postgres-global-setup.ts', 'test/support/kafka-global-setup.ts'],
@@ -23,7 +25,7 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['**/*.e2e.spec.ts'],
-          exclude: ['node_modules/**', 'test/e2e/kafka/**', ...MONERO_SUITES],
+          exclude: ['node_modules/**', 'test/e2e/kafka/**', ...MONERO_SUITES, ...LITECOIN_SUITES],
           // events-copy moves a Relay onto PostgreSQL.
           globalSetup: ['test/support/postgres-global-setup.ts'],
           testTimeout: 60_000,
@@ -39,6 +41,17 @@ export default defineConfig({
           fileParallelism: false,
           globalSetup: ['test/support/postgres-global-setup.ts', 'test/support/monero-global-setup.ts'],
           testTimeout: 120_000,
+          hookTimeout: 600_000,
+        },
+      },
+      {
+        // The Bitcoin-RPC adapter's contract on a private Litecoin regtest chain (started once for the run).
+        test: {
+          name: 'litecoin',
+          include: LITECOIN_SUITES,
+          fileParallelism: false,
+          globalSetup: ['test/support/litecoin-global-setup.ts'],
+          testTimeout: 60_000,
           hookTimeout: 600_000,
         },
       },

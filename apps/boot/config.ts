@@ -77,13 +77,17 @@ export const configSchema = z.object({
   BILLING_PAID_MONTHLY_PRICE: z.string().regex(/^\d{1,9}(\.\d{1,2})?$/, 'must be a price with at most two decimals').default('5.00'),
   BILLING_ANNUAL_DISCOUNT_PERCENT: integer(20, 0).pipe(z.number().max(90)),
   /** Where invoices are paid: nowhere (no asset offered), the simulator (`relay simulate pay`), or a Monero wallet. */
-  PAYMENT_PROCESSOR: z.enum(['none', 'simulator', 'monero']).default('none'),
+  PAYMENT_PROCESSOR: z.enum(['none', 'simulator', 'monero', 'bitcoin']).default('none'),
   /** The price of one coin of the processor's asset in BILLING_CURRENCY, set by the operator (no price feed): fixed into each invoice when it is made. */
   BILLING_RATE: z.string().regex(/^\d{1,12}(\.\d{1,8})?$/, 'must be a positive decimal with at most eight decimals').optional(),
   /** monero-wallet-rpc of the merchant's watch-only wallet; a Digest login goes in the URL (`http://user:pass@127.0.0.1:18082`). */
   MONERO_WALLET_RPC_URL: optionalUrl,
   MONERO_NETWORK: z.enum(['mainnet', 'stagenet', 'testnet', 'regtest']).default('mainnet'),
   MONERO_ACCOUNT_INDEX: integer(0, 0),
+  /** A Bitcoin Core (or Litecoin Core) node's RPC at the merchant's watch-only wallet: `http://user:pass@127.0.0.1:8332/wallet/merchant`. */
+  BITCOIN_RPC_URL: optionalUrl,
+  BITCOIN_NETWORK: z.string().regex(/^[a-z]{1,20}$/, 'must be a network name such as main, test, signet or regtest').default('main'),
+  BITCOIN_ASSET: z.enum(['BTC', 'LTC']).default('BTC'),
   /** Confirmations a payment needs before its invoice is paid (Monero's outputs unlock at 10). */
   PAYMENT_CONFIRMATIONS: integer(10, 1),
   /** How long an invoice waits for its amount, and then for its payments' confirmations. */
@@ -188,6 +192,8 @@ export const loadConfig = (env: NodeJS.ProcessEnv, flags: Partial<Record<ConfigK
     throw new ConfigError('Invalid configuration KAFKA_BROKERS: required when BROKER=kafka');
   if (config.PAYMENT_PROCESSOR !== 'none' && (!config.BILLING_RATE || /^[0.]+$/.test(config.BILLING_RATE)))
     throw new ConfigError(`Invalid configuration BILLING_RATE: a price of one coin above zero is required when PAYMENT_PROCESSOR=${config.PAYMENT_PROCESSOR}`);
+  if (config.PAYMENT_PROCESSOR === 'bitcoin' && !config.BITCOIN_RPC_URL)
+    throw new ConfigError('Invalid configuration BITCOIN_RPC_URL: required when PAYMENT_PROCESSOR=bitcoin');
   if (config.PAYMENT_PROCESSOR === 'monero' && !config.MONERO_WALLET_RPC_URL)
     throw new ConfigError('Invalid configuration MONERO_WALLET_RPC_URL: required when PAYMENT_PROCESSOR=monero');
   return { ...config, dataDir: path.resolve(config.DATA_DIR) };

@@ -27,6 +27,10 @@ const openProcessor = async (config: Config): Promise<PaymentProcessor | undefin
     const { MoneroPaymentProcessor } = await import('../../infra/payment/monero/monero-payment-processor.ts');
     return new MoneroPaymentProcessor({ walletRpcUrl: config.MONERO_WALLET_RPC_URL!, network: config.MONERO_NETWORK, accountIndex: config.MONERO_ACCOUNT_INDEX });
   }
+  if (config.PAYMENT_PROCESSOR === 'bitcoin') {
+    const { BitcoinPaymentProcessor } = await import('../../infra/payment/bitcoin/bitcoin-payment-processor.ts');
+    return new BitcoinPaymentProcessor({ rpcUrl: config.BITCOIN_RPC_URL!, network: config.BITCOIN_NETWORK, asset: config.BITCOIN_ASSET });
+  }
   return undefined;
 };
 

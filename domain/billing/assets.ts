@@ -1,5 +1,5 @@
-/** The atomic units of each asset Relay can take: 10^-decimals of one coin (piconero for XMR). */
-export const ASSET_DECIMALS: Readonly<Record<string, number>> = { XMR: 12 };
+/** The atomic units of each asset Relay can take: 10^-decimals of one coin (piconero for XMR, satoshi, litoshi). */
+export const ASSET_DECIMALS: Readonly<Record<string, number>> = { XMR: 12, BTC: 8, LTC: 8 };
 
 export const decimalsOf = (asset: string): number => {
   const decimals = ASSET_DECIMALS[asset];
