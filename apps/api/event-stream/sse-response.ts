@@ -81,6 +81,15 @@ export const openSse = (reply: FastifyReply, options: SseOptions): SseResponse =
     for (const run of closers.splice(0)) run();
   };
   raw.on('close', close);
+  // The server is half-open (apps/http/connections.ts): a client that closes its side (FIN) reads
+  // no more, and the stream would otherwise stay open (and counted) until a write failed.
+  const socket = raw.socket;
+  const onClientEnd = () => {
+    close();
+    raw.end();
+  };
+  socket?.once('end', onClientEnd);
+  closers.push(() => socket?.off('end', onClientEnd));
   const heartbeat = setInterval(() => {
     if (!writing && queue.length === 0) raw.write(': keep-alive\n\n');
   }, options.heartbeatMs);
