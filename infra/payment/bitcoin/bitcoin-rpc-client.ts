@@ -13,6 +13,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import { boundedPost, errorMessageOf, type PostAnswer } from '../../net/bounded-post.ts';
 import { PaymentProcessorError, PaymentProcessorUnavailableError } from '../port.ts';
 import { integerOf, isRpcObject, parseRpcJson, type RpcJson } from './bitcoin-json.ts';
 
@@ -55,19 +56,6 @@ export interface BitcoinRpcClient {
   close(): void;
 }
 
-interface Answer {
-  readonly status: number;
-  readonly text: string;
-}
-
-class AnswerTooLarge extends Error {}
-
-const messageOf = (error: unknown): string => {
-  if (!(error instanceof Error)) return String(error);
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && !error.message.includes(code) ? `${error.message} (${code})` : error.message;
-};
-
 export const createBitcoinRpcClient = (options: BitcoinRpcClientOptions): BitcoinRpcClient => {
   const url = new URL(options.url);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RangeError('The Bitcoin RPC URL must be http: or https:');
@@ -86,49 +74,20 @@ export const createBitcoinRpcClient = (options: BitcoinRpcClientOptions): Bitcoi
   let nextId = 0;
   let closed = false;
 
-  const post = (body: string, signal: AbortSignal): Promise<Answer> =>
-    new Promise((resolve, reject) => {
-      const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
-      if (authorization) headers.authorization = authorization;
-      const request = transport.request(
-        { protocol: url.protocol, hostname: url.hostname, port: url.port || undefined, path, method: 'POST', headers, agent, signal },
-        (response) => {
-          const declared = Number(response.headers['content-length'] ?? 0);
-          if (declared > maxAnswerBytes) {
-            response.destroy();
-            reject(new AnswerTooLarge(`answer of ${declared} bytes exceeds ${maxAnswerBytes}`));
-            return;
-          }
-          const chunks: Buffer[] = [];
-          let size = 0;
-          response.on('data', (chunk: Buffer) => {
-            size += chunk.byteLength;
-            if (size > maxAnswerBytes) {
-              response.destroy();
-              reject(new AnswerTooLarge(`answer exceeds ${maxAnswerBytes} bytes`));
-              return;
-            }
-            chunks.push(chunk);
-          });
-          response.on('end', () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-          response.on('error', reject);
-        },
-      );
-      request.on('error', reject);
-      request.end(body);
-    });
+  const post = (body: string, signal: AbortSignal) =>
+    boundedPost(url, { path, headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) }, body, agent, signal, maxAnswerBytes });
 
   const call = async (method: string, params: readonly unknown[] = [], callOptions: { readonly timeoutMs?: number } = {}): Promise<RpcJson> => {
     if (closed) throw new BitcoinRpcUnavailableError(`The client of the Bitcoin RPC at ${endpoint} is closed`);
     const timeoutMs = callOptions.timeoutMs ?? defaultTimeoutMs;
     const signal = AbortSignal.timeout(timeoutMs);
     const body = JSON.stringify({ jsonrpc: '1.0', id: ++nextId, method, params }, (_key, value: unknown) => (typeof value === 'bigint' ? Number(value) : value));
-    let answer: Answer;
+    let answer: PostAnswer;
     try {
       answer = await post(body, signal);
     } catch (error) {
       if (signal.aborted) throw new BitcoinRpcUnavailableError(`The Bitcoin RPC at ${endpoint} did not answer ${method} within ${timeoutMs} ms`);
-      throw new BitcoinRpcUnavailableError(`The Bitcoin RPC at ${endpoint} cannot be reached: ${messageOf(error)}`);
+      throw new BitcoinRpcUnavailableError(`The Bitcoin RPC at ${endpoint} cannot be reached: ${errorMessageOf(error)}`);
     }
     if (answer.status === 401 || answer.status === 403) throw new BitcoinRpcError(`The Bitcoin RPC at ${endpoint} refused the login (HTTP ${answer.status})`, 401);
     // Errors come with HTTP 500 (404 for an unknown method) and a JSON-RPC error in the body.

@@ -16,6 +16,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import { boundedPost, errorMessageOf } from '../../net/bounded-post.ts';
 import { PaymentProcessorError, PaymentProcessorUnavailableError } from '../port.ts';
 import { digestAuthorization, parseDigestChallenge, type DigestChallenge } from './digest-auth.ts';
 import { parseWalletJson, stringifyWalletJson, type WalletJson } from './wallet-json.ts';
@@ -57,20 +58,6 @@ export interface WalletRpcClient {
   close(): void;
 }
 
-interface Answer {
-  readonly status: number;
-  readonly challenge: string | undefined;
-  readonly text: string;
-}
-
-class AnswerTooLarge extends Error {}
-
-const messageOf = (error: unknown): string => {
-  if (!(error instanceof Error)) return String(error);
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && !error.message.includes(code) ? `${error.message} (${code})` : error.message;
-};
-
 export const createWalletRpcClient = (options: WalletRpcClientOptions): WalletRpcClient => {
   const url = new URL(options.url);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RangeError('The wallet RPC URL must be http: or https:');
@@ -89,40 +76,13 @@ export const createWalletRpcClient = (options: WalletRpcClientOptions): WalletRp
   let nextId = 0;
   let closed = false;
 
-  const post = (body: string, signal: AbortSignal): Promise<Answer> =>
-    new Promise((resolve, reject) => {
-      const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
-      if (challenge && username) headers.authorization = digestAuthorization(challenge, { username, password, method: 'POST', uri: path, count: ++count });
-      const request = transport.request(
-        { protocol: url.protocol, hostname: url.hostname, port: url.port || undefined, path, method: 'POST', headers, agent, signal },
-        (response) => {
-          const declared = Number(response.headers['content-length'] ?? 0);
-          if (declared > maxAnswerBytes) {
-            response.destroy();
-            reject(new AnswerTooLarge(`answer of ${declared} bytes exceeds ${maxAnswerBytes}`));
-            return;
-          }
-          const chunks: Buffer[] = [];
-          let size = 0;
-          response.on('data', (chunk: Buffer) => {
-            size += chunk.byteLength;
-            if (size > maxAnswerBytes) {
-              response.destroy();
-              reject(new AnswerTooLarge(`answer exceeds ${maxAnswerBytes} bytes`));
-              return;
-            }
-            chunks.push(chunk);
-          });
-          response.on('end', () => {
-            const offered = response.headers['www-authenticate'];
-            resolve({ status: response.statusCode ?? 0, challenge: Array.isArray(offered) ? offered.join(', ') : offered, text: Buffer.concat(chunks).toString('utf8') });
-          });
-          response.on('error', reject);
-        },
-      );
-      request.on('error', reject);
-      request.end(body);
-    });
+  const post = async (body: string, signal: AbortSignal) => {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (challenge && username) headers.authorization = digestAuthorization(challenge, { username, password, method: 'POST', uri: path, count: ++count });
+    const answer = await boundedPost(url, { path, headers, body, agent, signal, maxAnswerBytes });
+    const offered = answer.headers['www-authenticate'];
+    return { ...answer, challenge: Array.isArray(offered) ? offered.join(', ') : offered };
+  };
 
   // One call at a time (see above).
   let queue: Promise<unknown> = Promise.resolve();
@@ -138,7 +98,7 @@ export const createWalletRpcClient = (options: WalletRpcClientOptions): WalletRp
   const callNow = async (method: string, params: Record<string, unknown>, timeoutMs: number, signal: AbortSignal): Promise<WalletJson> => {
     if (closed) throw new MoneroWalletUnavailableError(`The client of monero-wallet-rpc at ${endpoint} is closed`);
     const body = stringifyWalletJson({ jsonrpc: '2.0', id: String(++nextId), method, params });
-    let answer: Answer;
+    let answer: Awaited<ReturnType<typeof post>>;
     try {
       if (signal.aborted) throw signal.reason;
       answer = await post(body, signal);
@@ -153,7 +113,7 @@ export const createWalletRpcClient = (options: WalletRpcClientOptions): WalletRp
       }
     } catch (error) {
       if (signal.aborted) throw new MoneroWalletUnavailableError(`monero-wallet-rpc at ${endpoint} did not answer ${method} within ${timeoutMs} ms`);
-      throw new MoneroWalletUnavailableError(`monero-wallet-rpc at ${endpoint} cannot be reached: ${messageOf(error)}`);
+      throw new MoneroWalletUnavailableError(`monero-wallet-rpc at ${endpoint} cannot be reached: ${errorMessageOf(error)}`);
     }
     if (answer.status === 401 || answer.status === 403)
       throw new MoneroWalletRpcError(`monero-wallet-rpc at ${endpoint} refused the login (HTTP ${answer.status})`, 401);
