@@ -9,6 +9,7 @@ import { decimalOfAtomic } from '../../infra/payment/bitcoin/amount.ts';
 import { createBitcoinRpcClient, type BitcoinRpcClient } from '../../infra/payment/bitcoin/bitcoin-rpc-client.ts';
 import { api, createAccount, createApp, createKey, dashboard, waitFor, type Account } from '../support/account-fixture.ts';
 import { startLitecoinLocal, type LitecoinLocal } from '../support/litecoin-global-setup.ts';
+import { chainForSuite } from '../support/local-chain.ts';
 import { startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
 
 describe('billing on a private Litecoin chain', () => {
@@ -20,16 +21,8 @@ describe('billing on a private Litecoin chain', () => {
   let payer: Account;
 
   beforeAll(async () => {
-    const provided = inject('litecoinLocal');
-    if (provided !== undefined) {
-      local = provided;
-      skipReason = inject('litecoinSkipReason') ?? '';
-    } else {
-      const started = startLitecoinLocal();
-      local = started.local;
-      if (started.local) stopChain = started.stop;
-      else skipReason = started.skipReason;
-    }
+    // The chain of the run (its vitest project's globalSetup), else one started here.
+    ({ local, skipReason, stop: stopChain } = chainForSuite(inject('litecoinLocal'), inject('litecoinSkipReason'), startLitecoinLocal));
     if (!local) return;
     customer = createBitcoinRpcClient({ url: local.customerRpcUrl, timeoutMs: 60_000 });
     relay = await startRelayProcess({

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createWalletRpcClient, type WalletRpcClient } from '../../infra/payment/monero/wallet-rpc-client.ts';
 import { api, createAccount, createApp, createKey, dashboard, waitFor, type Account } from '../support/account-fixture.ts';
 import { startMoneroLocal, type MoneroLocal } from '../support/monero-global-setup.ts';
+import { chainForSuite } from '../support/local-chain.ts';
 import { startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
 
 const CONFIRMATIONS = 3;
@@ -59,17 +60,8 @@ describe('billing on a private Monero chain', () => {
     }, 60_000, `invoice ${invoiceId}: ${what}`);
 
   beforeAll(async () => {
-    // The chain of the run (the monero project's globalSetup), else one started here.
-    const provided = inject('moneroLocal');
-    if (provided !== undefined) {
-      local = provided;
-      skipReason = inject('moneroSkipReason') ?? '';
-    } else {
-      const started = startMoneroLocal();
-      local = started.local;
-      if (started.local) stopChain = started.stop;
-      else skipReason = started.skipReason;
-    }
+    // The chain of the run (its vitest project's globalSetup), else one started here.
+    ({ local, skipReason, stop: stopChain } = chainForSuite(inject('moneroLocal'), inject('moneroSkipReason'), startMoneroLocal));
     if (!local) return;
     customer = createWalletRpcClient({ url: local.customerWalletRpcUrl, timeoutMs: 30_000 });
     daemon = createWalletRpcClient({ url: local.daemonRpcUrl, timeoutMs: 60_000 });

@@ -1,6 +1,6 @@
-import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
+import { startLocalChain, type ChainStart } from './local-chain.ts';
 
 /** What the Litecoin suites need of the private chain (scripts/litecoin-local.sh prints it). */
 export interface LitecoinLocal {
@@ -24,26 +24,12 @@ declare module 'vitest' {
 
 const script = fileURLToPath(new URL('../../scripts/litecoin-local.sh', import.meta.url));
 
-/** scripts/litecoin-local.sh exits 4 when the litecoind package cannot be installed. */
-const CANNOT_INSTALL = 4;
-
-export type LitecoinStart =
-  | { readonly local: LitecoinLocal; /** Stops what this start started (nothing when it was running or given). */ readonly stop: () => void }
-  | { readonly local: null; readonly skipReason: string };
+export type LitecoinStart = ChainStart<LitecoinLocal>;
 
 const fromEnvironment = (env: Record<string, string | undefined>): LitecoinLocal | undefined => {
   const { LITECOIN_RPC_URL, LITECOIN_CUSTOMER_RPC_URL, LITECOIN_CUSTOMER_ADDRESS } = env;
   if (!LITECOIN_RPC_URL || !LITECOIN_CUSTOMER_RPC_URL || !LITECOIN_CUSTOMER_ADDRESS) return undefined;
   return { rpcUrl: LITECOIN_RPC_URL, network: env.LITECOIN_NETWORK ?? 'regtest', customerRpcUrl: LITECOIN_CUSTOMER_RPC_URL, customerAddress: LITECOIN_CUSTOMER_ADDRESS };
-};
-
-const isRunning = () => {
-  try {
-    execFileSync(script, ['status'], { stdio: 'ignore', timeout: 30_000 });
-    return true;
-  } catch {
-    return false;
-  }
 };
 
 /**
@@ -53,34 +39,7 @@ const isRunning = () => {
  * when the chain runs already). With CI set, a chain that cannot be had throws; elsewhere only a
  * litecoind package that cannot be installed gives a reason to skip, anything else throws.
  */
-export const startLitecoinLocal = (): LitecoinStart => {
-  const given = fromEnvironment(process.env);
-  if (given) return { local: given, stop: () => undefined };
-  const wasRunning = isRunning();
-  let printed: string;
-  try {
-    printed = execFileSync(script, ['start'], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', timeout: 600_000 });
-  } catch (error) {
-    const status = (error as { status?: number | null }).status;
-    if (status === CANNOT_INSTALL && !process.env.CI) return { local: null, skipReason: `no Litecoin: the litecoind package cannot be installed here (${script} start exited ${status})` };
-    throw new Error(`The Litecoin chain could not be started for the Litecoin suites: ${String(error)}`);
-  }
-  const values = Object.fromEntries(
-    printed
-      .split('\n')
-      .map((line) => line.trim())
-      .filter((line) => /^[A-Z_]+=/.test(line))
-      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
-  );
-  const local = fromEnvironment(values);
-  if (!local) throw new Error(`${script} start printed no LITECOIN_* settings`);
-  return {
-    local,
-    stop: () => {
-      if (!wasRunning && !process.env.LITECOIN_KEEP) execFileSync(script, ['stop'], { stdio: 'ignore', timeout: 120_000 });
-    },
-  };
-};
+export const startLitecoinLocal = (): LitecoinStart => startLocalChain({ name: 'Litecoin', packageName: 'litecoind', prefix: 'LITECOIN', script, fromEnvironment });
 
 /** One chain per test run (vitest globalSetup): started here, stopped at the end if this run started it (LITECOIN_KEEP=1 keeps it). */
 export default function setup(project: TestProject) {

@@ -1,6 +1,6 @@
-import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
+import { startLocalChain, type ChainStart } from './local-chain.ts';
 
 /** What the Monero suites need of the private chain (scripts/monero-local.sh prints it). */
 export interface MoneroLocal {
@@ -26,12 +26,7 @@ declare module 'vitest' {
 
 const script = fileURLToPath(new URL('../../scripts/monero-local.sh', import.meta.url));
 
-/** scripts/monero-local.sh exits 4 when the monero package cannot be installed. */
-const CANNOT_INSTALL = 4;
-
-export type MoneroStart =
-  | { readonly local: MoneroLocal; /** Stops what this start started (nothing when it was running or given). */ readonly stop: () => void }
-  | { readonly local: null; readonly skipReason: string };
+export type MoneroStart = ChainStart<MoneroLocal>;
 
 const fromEnvironment = (env: Record<string, string | undefined>): MoneroLocal | undefined => {
   const { MONERO_WALLET_RPC_URL, MONERO_DAEMON_RPC_URL, MONERO_CUSTOMER_WALLET_RPC_URL, MONERO_CUSTOMER_ADDRESS } = env;
@@ -45,15 +40,6 @@ const fromEnvironment = (env: Record<string, string | undefined>): MoneroLocal |
   };
 };
 
-const isRunning = () => {
-  try {
-    execFileSync(script, ['status'], { stdio: 'ignore', timeout: 30_000 });
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 /**
  * The chain of a test run: the one the environment names (MONERO_WALLET_RPC_URL,
  * MONERO_DAEMON_RPC_URL, MONERO_CUSTOMER_WALLET_RPC_URL, MONERO_CUSTOMER_ADDRESS), else the
@@ -61,34 +47,7 @@ const isRunning = () => {
  * quick when the chain runs already). With CI set, a chain that cannot be had throws; elsewhere
  * only a monero package that cannot be installed gives a reason to skip, anything else throws.
  */
-export const startMoneroLocal = (): MoneroStart => {
-  const given = fromEnvironment(process.env);
-  if (given) return { local: given, stop: () => undefined };
-  const wasRunning = isRunning();
-  let printed: string;
-  try {
-    printed = execFileSync(script, ['start'], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', timeout: 600_000 });
-  } catch (error) {
-    const status = (error as { status?: number | null }).status;
-    if (status === CANNOT_INSTALL && !process.env.CI) return { local: null, skipReason: `no Monero: the monero package cannot be installed here (${script} start exited ${status})` };
-    throw new Error(`The Monero chain could not be started for the Monero suites: ${String(error)}`);
-  }
-  const values = Object.fromEntries(
-    printed
-      .split('\n')
-      .map((line) => line.trim())
-      .filter((line) => /^[A-Z_]+=/.test(line))
-      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
-  );
-  const local = fromEnvironment(values);
-  if (!local) throw new Error(`${script} start printed no MONERO_* settings:\n${printed}`);
-  return {
-    local,
-    stop: () => {
-      if (!wasRunning && !process.env.MONERO_KEEP) execFileSync(script, ['stop'], { stdio: 'ignore', timeout: 120_000 });
-    },
-  };
-};
+export const startMoneroLocal = (): MoneroStart => startLocalChain({ name: 'Monero', packageName: 'monero', prefix: 'MONERO', script, fromEnvironment });
 
 /** One chain per test run (vitest globalSetup): started here, stopped at the end if this run started it (MONERO_KEEP=1 keeps it). */
 export default function setup(project: TestProject) {

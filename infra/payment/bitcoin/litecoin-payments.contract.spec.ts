@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { paymentProcessorContract } from '../../../test/contracts/payment-processor.contract.ts';
 import { startLitecoinLocal, type LitecoinLocal } from '../../../test/support/litecoin-global-setup.ts';
+import { chainForSuite } from '../../../test/support/local-chain.ts';
 import { freePort } from '../../../test/support/relay-process.ts';
 import { eventually } from '../../../test/support/eventually.ts';
 import { PaymentProcessorError, PaymentProcessorUnavailableError, type ObservedPayment } from '../port.ts';
@@ -17,16 +18,7 @@ let skipReason = '';
 let stop: () => void = () => undefined;
 
 beforeAll(() => {
-  const provided = inject('litecoinLocal');
-  if (provided !== undefined) {
-    local = provided;
-    skipReason = inject('litecoinSkipReason') ?? '';
-    return;
-  }
-  const started = startLitecoinLocal();
-  local = started.local;
-  if (started.local) stop = started.stop;
-  else skipReason = started.skipReason;
+  ({ local, skipReason, stop } = chainForSuite(inject('litecoinLocal'), inject('litecoinSkipReason'), startLitecoinLocal));
 }, 600_000);
 afterAll(() => stop(), 120_000);
 beforeEach((context) => {

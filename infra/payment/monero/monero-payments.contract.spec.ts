@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { paymentProcessorContract } from '../../../test/contracts/payment-processor.contract.ts';
 import { startMoneroLocal, type MoneroLocal } from '../../../test/support/monero-global-setup.ts';
+import { chainForSuite } from '../../../test/support/local-chain.ts';
 import { freePort } from '../../../test/support/relay-process.ts';
 import { PaymentProcessorError, PaymentProcessorUnavailableError } from '../port.ts';
 import { createMoneroPaymentProcessor } from './monero-payment-processor.ts';
@@ -14,16 +15,7 @@ let skipReason = '';
 let stop: () => void = () => undefined;
 
 beforeAll(() => {
-  const provided = inject('moneroLocal');
-  if (provided !== undefined) {
-    local = provided;
-    skipReason = inject('moneroSkipReason') ?? '';
-    return;
-  }
-  const started = startMoneroLocal();
-  local = started.local;
-  if (started.local) stop = started.stop;
-  else skipReason = started.skipReason;
+  ({ local, skipReason, stop } = chainForSuite(inject('moneroLocal'), inject('moneroSkipReason'), startMoneroLocal));
 }, 600_000);
 afterAll(() => stop(), 120_000);
 beforeEach((context) => {
