@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { SimulatorStore } from '../infra/messenger/simulator/simulator-store.ts';
 import { freePort, ROOT, runCli } from '../test/support/relay-process.ts';
+import { measureFailover } from './bench/failover.ts';
 
 const duration = Number(process.argv[process.argv.indexOf('--duration') + 1]) || 5;
 /** Paired measures: this many anchor/Relay slices of `slice` seconds each. */
@@ -293,6 +294,14 @@ const main = async () => {
       row('send 50 vs Kafka producer', `${ratio(send50.rps * 50, anchor)}× Kafka’s own producer`);
     }
     simulator.close();
+    // Takeover across two instances on Kafka and PostgreSQL (docs/durability.md).
+    try {
+      const failover = await measureFailover(onKafka ? env.KAFKA_BROKERS! : kafkaBrokers(), process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
+      row('failover: kill → pop of a queued message', `${failover.queuedMs} ms (the survivor serves what was queued at once)`);
+      row('failover: kill → pop of a message written after the kill', `${failover.takeoverMs} ms (the survivor takes the publisher's lease over; target ≤ 15,000)`);
+    } catch (error) {
+      row('failover takeover', `not measured: ${error instanceof Error ? error.message : String(error)}`);
+    }
   } finally {
     // Relay still writes its files while it stops: remove its data directory once it has exited.
     await Promise.all([relay, bare].map((child) => stopped(child)));

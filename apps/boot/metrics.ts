@@ -31,6 +31,8 @@ export interface RelayMetrics {
   readonly bodiesForgotten: Counter<'reason'>;
   /** Inbound records a poll found whose body was forgotten before anyone polled them. */
   readonly pollForgotten: Counter;
+  /** 1 for each leased role running in this process (docs/durability.md), 0 for the others. */
+  readonly rolesHeld: Gauge<'group' | 'role'>;
 }
 
 export interface MetricsSources {
@@ -176,5 +178,6 @@ export const createMetrics = ({ store, broker, deliveryPolicy, apps, collectTime
       return counter;
     })(),
     pollForgotten: new Counter({ name: `${METRICS_PREFIX}poll_forgotten_total`, help: 'Inbound messages found by a poll after their body was forgotten (retention passed before anyone polled)', registers }),
+    rolesHeld: new Gauge({ name: `${METRICS_PREFIX}role_held`, help: 'Leased roles of the pipeline: 1 where this process runs the role, 0 where another process may', labelNames: ['group', 'role'] as const, registers }),
   };
 };

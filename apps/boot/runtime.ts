@@ -6,31 +6,19 @@ import type { Consumer } from '../../infra/broker/port.ts';
 import { createMessageSealer } from '../../infra/crypto/message-sealer.ts';
 import { createKeyedHash } from '../../infra/crypto/keyed-hash.ts';
 import { createSecretBox } from '../../infra/crypto/secret-box.ts';
-import { resolveSecretKey } from '../../infra/crypto/secret-key-file.ts';
+import { checkedSecretKey } from './secret-key-check.ts';
 import { createReadModels } from '../../projections/read-models.ts';
 import { startDeliveryWorker } from '../pipeline/delivery-worker.ts';
-import { startEventTopicsPublisher } from '../pipeline/event-topics-publisher.ts';
-import { startQueuePublisher } from '../pipeline/queue-publisher.ts';
-import { startGroupAdministrator } from '../pipeline/group-administrator.ts';
-import { startIdentityProvisioner } from '../pipeline/identity-provisioner.ts';
-import { startBodyShredder, type BodyShredder } from '../pipeline/body-shredder.ts';
-import { startAlertDispatcher } from '../pipeline/alert-dispatcher.ts';
-import { openSmtpMailer } from '../../infra/mail/mailer.ts';
-import { startWebhookDispatcher, type WebhookDispatcher } from '../pipeline/webhook-dispatcher.ts';
-import { inboundAppOf } from '../pipeline/topology.ts';
 import { inboundDepsOf, receiveInbound } from '../pipeline/inbound-receiver.ts';
 import { newCodeAttemptLimiter } from '../pipeline/code-commands.ts';
-import { messengerAlertSender } from '../pipeline/messenger-alert-sender.ts';
-import { startPaymentWatcher, type PaymentWatcher } from '../pipeline/payment-watcher.ts';
-import { startSubscriptionKeeper } from '../pipeline/subscription-keeper.ts';
-import { openBilling } from './payments.ts';
 import type { RateLimiter } from '../api/rate-limiter.ts';
 import { createBodyOpener } from '../pipeline/sealed-bodies.ts';
-import type { CheckpointedSubscription } from '../../infra/event-store/checkpointed-subscription.ts';
 import { messageRetentionMs, type Config } from './config.ts';
 import { SealingWindows } from '../commands/sealing-windows.ts';
 import { openConnectors, type Connectors } from './connectors.ts';
-import { startMessengerHealthMonitor, type HealthMonitor } from '../pipeline/messenger-health-monitor.ts';
+import { DELIVERY_ROLES, deliveryRoles, GATEWAY_ROLES, gatewayRoles } from './pipeline-roles.ts';
+import { runLeasedRoles, type LeasedRoles } from '../pipeline/leased-roles.ts';
+import type { GroupAdministrator } from '../pipeline/group-administrator.ts';
 import type { RelayContext } from './context.ts';
 import type { HttpParts } from '../http/start-http.ts';
 import { createLogger } from './logger.ts';
@@ -64,7 +52,11 @@ export const openContext = async (
     throw error;
   });
   const models = createReadModels();
-  const secretKey = resolveSecretKey(config.RELAY_SECRET_KEY, config.dataDir);
+  const secretKey = await checkedSecretKey(store, config.RELAY_SECRET_KEY, config.dataDir).catch(async (error: unknown) => {
+    await broker.close().catch(() => undefined);
+    await store.close().catch(() => undefined);
+    throw error;
+  });
   const secrets = createSecretBox(secretKey);
   const sealer = createMessageSealer(secrets);
   const projections = await startProjectionRunner(store, models.all, log.child({ component: 'projections' }), {
@@ -172,41 +164,30 @@ export interface PartsOptions {
   readonly waitFor?: readonly string[];
 }
 
+/** Sets `relay_role_held` for the roles of a group, 1 for those running here. */
+const rolesGauge =
+  (ctx: RelayContext, group: string, roles: readonly string[]) =>
+  (running: readonly string[]): void => {
+    for (const role of roles) ctx.metrics.rolesHeld.set({ group, role }, running.includes(role) ? 1 : 0);
+  };
+
 /** Starts the given parts of Relay in this thread. */
 export const startParts = async (config: Config, parts: Parts, options: PartsOptions = {}): Promise<RunningRelay> => {
   const ctx = await openContext(config, options.log, { processMetrics: parts.http !== 'none', brokerMaintenance: parts.delivery });
   for (const part of options.waitFor ?? []) ctx.readiness.waitFor(part);
-  const subscriptions: CheckpointedSubscription[] = [];
   const consumers: Consumer[] = [];
-  let shredder: BodyShredder | undefined;
-  let webhooks: WebhookDispatcher | undefined;
+  const leased: LeasedRoles[] = [];
   let connectors: Connectors | undefined;
-  let health: HealthMonitor | undefined;
   let codeAttempts: RateLimiter | undefined;
-  let payments: PaymentWatcher | undefined;
   let http: HttpParts | undefined;
 
   try {
     if (parts.delivery || parts.gateway) connectors = openConnectors(config, ctx.log);
     if (parts.gateway) {
-      subscriptions.push(await startIdentityProvisioner(ctx.store, connectors!.byMessenger, ctx.log));
-      const groupAdministrator = await startGroupAdministrator({
-        store: ctx.store,
-        sealer: ctx.sealer,
-        apps: ctx.models.apps,
-        groups: ctx.models.groups,
-        connectors: connectors!.byMessenger,
-        log: ctx.log,
-        syncIntervalMs: config.GROUP_SYNC_INTERVAL_MS,
-      });
-      subscriptions.push(groupAdministrator);
-      health = startMessengerHealthMonitor({
-        store: ctx.store,
-        apps: ctx.models.apps,
-        connectors: connectors!.byMessenger,
-        intervalMs: config.MESSENGER_HEALTH_INTERVAL_MS,
-        log: ctx.log.child({ component: 'health' }),
-      });
+      // Every gateway listens (a message is recorded once, by its messenger's id); the group
+      // administrator runs where its lease is, and hears the daemons' group events there.
+      const groups: { current: GroupAdministrator | undefined } = { current: undefined };
+      leased.push(await runLeasedRoles(ctx.broker, 'gateway', gatewayRoles(ctx, connectors!, groups), ctx.log.child({ component: 'roles' }), rolesGauge(ctx, 'gateway', GATEWAY_ROLES)));
       codeAttempts = newCodeAttemptLimiter();
       const inbound = inboundDepsOf(ctx, codeAttempts);
       for (const connector of connectors!.byMessenger.values()) {
@@ -216,44 +197,12 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
             if (result.kind === 'unrouted') ctx.log.warn({ messenger: message.messenger, reason: result.reason }, 'inbound message not routed');
             else if (result.code.kind !== 'none') ctx.log.info({ messenger: message.messenger, messageId: result.messageId, code: result.code }, 'code command');
           },
-          (activity) => groupAdministrator.groupActivity(activity),
+          (activity) => groups.current?.groupActivity(activity),
         );
       }
     }
     if (parts.delivery) {
       const bodies = createBodyOpener(ctx.store, ctx.sealer);
-      const hooks = (webhooks = startWebhookDispatcher({
-        store: ctx.store,
-        broker: ctx.broker,
-        sealer: ctx.sealer,
-        secrets: ctx.secrets,
-        apps: ctx.models.apps,
-        settings: {
-          timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-          maxAttempts: config.WEBHOOK_MAX_ATTEMPTS,
-          baseDelayMs: config.WEBHOOK_BACKOFF_BASE_MS,
-          maxDelayMs: config.WEBHOOK_BACKOFF_MAX_MS,
-          idlePollMs: config.WEBHOOK_IDLE_POLL_MS,
-          allowLocal: config.WEBHOOK_ALLOW_LOCAL,
-        },
-        log: ctx.log.child({ component: 'webhooks' }),
-      }));
-      subscriptions.push(
-        await startQueuePublisher(
-          ctx.store,
-          ctx.broker,
-          ctx.log,
-          (event) => bodies.remember(event),
-          (records) => {
-            for (const record of records) {
-              const appId = inboundAppOf(record.topic);
-              if (appId !== undefined) hooks.wake(appId);
-            }
-          },
-        ),
-      );
-      // Analytics consumers subscribe to Kafka's events.<category>; nobody outside reads the embedded log.
-      if (config.BROKER === 'kafka') subscriptions.push(await startEventTopicsPublisher(ctx.store, ctx.broker, ctx.log));
       consumers.push(
         await startDeliveryWorker({
           store: ctx.store,
@@ -266,36 +215,7 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
           log: ctx.log.child({ component: 'delivery' }),
         }),
       );
-      // Alerts go by e-mail and through the notification app's bots: with neither, there is no way to tell anyone.
-      if (config.SMTP_URL || config.NOTIFICATION_APP_ID)
-        subscriptions.push(
-          await startAlertDispatcher({
-            store: ctx.store,
-            sealer: ctx.sealer,
-            apps: ctx.models.apps,
-            users: ctx.models.users,
-            invoices: ctx.models.invoices,
-            catchUp: () => ctx.projections.catchUp(),
-            mailer: config.SMTP_URL ? await openSmtpMailer(config.SMTP_URL, config.MAIL_FROM) : undefined,
-            messengers: config.NOTIFICATION_APP_ID ? messengerAlertSender(ctx, config.NOTIFICATION_APP_ID) : undefined,
-            log: ctx.log,
-          }),
-        );
-      else ctx.log.info('neither SMTP_URL nor NOTIFICATION_APP_ID: no alerts are sent');
-      // Without a payment processor no invoice gets paid: neither the watcher nor the keeper runs (the
-      // keeper's checkpoint waits for a processor, should paid invoices be left unhandled).
-      const { processor } = await openBilling(config);
-      if (processor) subscriptions.push(await startSubscriptionKeeper({ store: ctx.store, invoices: ctx.models.invoices, catchUp: () => ctx.projections.catchUp(), log: ctx.log }));
-      if (processor)
-        payments = startPaymentWatcher({
-          store: ctx.store,
-          invoices: ctx.models.invoices,
-          processor,
-          catchUp: () => ctx.projections.catchUp(),
-          intervalMs: config.PAYMENT_WATCH_INTERVAL_MS,
-          log: ctx.log.child({ component: 'payments' }),
-        });
-      shredder = startBodyShredder({ store: ctx.store, metrics: ctx.metrics, log: ctx.log.child({ component: 'shredder' }), intervalMs: config.BODY_SHRED_INTERVAL_MS });
+      leased.push(await runLeasedRoles(ctx.broker, 'delivery', deliveryRoles(ctx, bodies, ctx.log), ctx.log.child({ component: 'roles' }), rolesGauge(ctx, 'delivery', DELIVERY_ROLES)));
     }
     if (parts.http !== 'none') {
       const { startHttp } = await import('../http/start-http.ts');
@@ -303,10 +223,8 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
     }
   } catch (error) {
     await ctx.log.flush?.();
-    await webhooks?.stop();
-    await payments?.stop();
-    await shredder?.stop();
-    await health?.stop();
+    for (const roles of leased) await roles.stop().catch(() => undefined);
+    for (const consumer of consumers) await consumer.stop().catch(() => undefined);
     await connectors?.close().catch(() => undefined);
     await closeContext(ctx).catch(() => undefined);
     throw error;
@@ -320,12 +238,8 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
       (closing ??= (async () => {
         await http?.close();
         for (const consumer of consumers) await consumer.stop();
-        await webhooks?.stop();
-        await payments?.stop();
-        await shredder?.stop();
-        await health?.stop();
+        for (const roles of leased) await roles.stop();
         codeAttempts?.close();
-        for (const subscription of subscriptions) await subscription.stop();
         await connectors?.close();
         await closeContext(ctx);
       })()),

@@ -9,6 +9,8 @@ import { createLogger } from '../boot/logger.ts';
 import { VERSION } from '../boot/version.ts';
 import { configFrom, withConfigOptions } from './config-options.ts';
 import { printEvents } from './commands/events.ts';
+import { openEventStore } from '../boot/stores.ts';
+import type { EventStore } from '../../infra/event-store/port.ts';
 import { copyEvents } from './commands/events-copy.ts';
 import { runProjectionsRebuild } from './commands/projections.ts';
 import { createSession, listSessions, revokeSessions, userIdForEmail } from './commands/session.ts';
@@ -33,6 +35,16 @@ const withContext = async (options: Record<string, unknown>, work: (ctx: RelayCo
     await work(ctx);
   } finally {
     await closeContext(ctx);
+  }
+};
+
+/** Runs `work` on the configured event store alone (no secret key, read models or broker). */
+const withEventStore = async (options: Record<string, unknown>, work: (store: EventStore) => Promise<void>) => {
+  const store = await openEventStore(configFrom(options));
+  try {
+    await work(store);
+  } finally {
+    await store.close();
   }
 };
 
@@ -294,8 +306,9 @@ const events = withConfigOptions(
     .option('--after <position>', 'only events after this global position')
     .option('--limit <n>', 'at most this many events'),
 ).action((options: Record<string, unknown>) =>
-  withContext(options, async (ctx) => {
-    await printEvents(ctx.store, options, (line) => process.stdout.write(`${line}\n`));
+  // An auditor's read: the event store alone, which needs no secret key.
+  withEventStore(options, async (store) => {
+    await printEvents(store, options, (line) => process.stdout.write(`${line}\n`));
   }),
 );
 withConfigOptions(

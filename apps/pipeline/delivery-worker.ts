@@ -114,8 +114,20 @@ export const startDeliveryWorker = (deps: DeliveryWorkerDeps): Promise<Consumer>
       // The records' data keys in one read (a key destroyed during this call still serves it: milliseconds).
       const keys = await deps.bodies.keysOf(values.flatMap((value) => (isLegacyOutbound(value.message) ? [] : [value.message])), new Date());
       // Every record's call ends before the batch fails: a batch handed again must not meet a
-      // delivery of its own still in flight (the contact would get the message twice).
-      const settled = await Promise.allSettled(values.map((value) => deliverRecord(deps, value, keys)));
+      // delivery of its own still in flight (the contact would get the message twice). Records of
+      // one message (a second copy a publisher sent, a retry) go one after the other: the second
+      // then finds the first one's outcome recorded, instead of reaching the messenger beside it.
+      const byMessage = new Map<string, OutboundRecord[]>();
+      for (const value of values) {
+        const same = byMessage.get(value.message.messageId);
+        if (same) same.push(value);
+        else byMessage.set(value.message.messageId, [value]);
+      }
+      const settled = await Promise.allSettled(
+        [...byMessage.values()].map(async (records) => {
+          for (const value of records) await deliverRecord(deps, value, keys);
+        }),
+      );
       const failure = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
       if (failure) throw failure.reason;
     },

@@ -87,6 +87,27 @@ export interface Consumer {
   stop(): Promise<void>;
 }
 
+/**
+ * Roles that one process of a deployment runs at a time (a publisher, say), leased among the
+ * processes that can run them. Each role of the group is held by at most one live member; a member
+ * that stops hands its roles over at once, one that dies loses them within the adapter's bound.
+ */
+export interface RoleLeaseOptions {
+  /** The processes that compete for these roles (one group per kind of part a process runs). */
+  readonly group: string;
+  /** The roles, in a fixed order (an adapter may number them). */
+  readonly roles: readonly string[];
+  /**
+   * Told the roles this process holds, each time that changes: it starts those it gained and
+   * stops those it lost. An empty set when it holds none (stopped, or cut off from the broker).
+   */
+  readonly onChange: (held: ReadonlySet<string>) => void;
+  readonly onError?: (error: unknown) => void;
+}
+
+/** A member's part in a role lease group: `stop` gives its roles up (after telling `onChange` it holds none). */
+export type RoleLeases = Consumer;
+
 export interface Broker {
   readonly kind: string;
   /**
@@ -106,6 +127,11 @@ export interface Broker {
    * record is never returned again, to any caller, in any process sharing the broker.
    */
   pop(topic: string, max: number, options?: PopOptions): Promise<ConsumedRecord[]>;
+  /**
+   * Joins the group leasing the roles; resolves once joining began (holding a role may come later).
+   * See RoleLeaseOptions.
+   */
+  leaseRoles(options: RoleLeaseOptions): Promise<RoleLeases>;
   /** Deletes topics with every record in them (idempotent: an unknown topic is no error). */
   deleteTopics(topics: readonly string[]): Promise<void>;
   /** The largest record (value, key and headers, in bytes) `publish` takes. */

@@ -6,14 +6,26 @@ import path from 'node:path';
  * The key that encrypts secrets at rest: the configured one, else the one generated into
  * DATA_DIR on first start (mode 0600), so a restart decrypts what an earlier run stored.
  */
-export const resolveSecretKey = (configured: string | undefined, dataDir: string): string => {
+export const resolveSecretKey = (configured: string | undefined, dataDir: string): string =>
+  existingSecretKey(configured, dataDir) ?? generateSecretKeyFile(dataDir);
+
+/** The configured key, else the one generated into DATA_DIR earlier; undefined when there is neither. */
+export const existingSecretKey = (configured: string | undefined, dataDir: string): string | undefined => {
   if (configured) return configured.toLowerCase();
-  const file = path.join(dataDir, 'secret.key');
   try {
-    return fs.readFileSync(file, 'utf8').trim();
+    return fs.readFileSync(secretKeyFile(dataDir), 'utf8').trim();
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    return undefined;
   }
+};
+
+/** Where a generated key is kept. */
+export const secretKeyFile = (dataDir: string): string => path.join(dataDir, 'secret.key');
+
+/** Generates a key into DATA_DIR (mode 0600); another process that made one first wins. */
+export const generateSecretKeyFile = (dataDir: string): string => {
+  const file = secretKeyFile(dataDir);
   const key = randomBytes(32).toString('hex');
   fs.mkdirSync(dataDir, { recursive: true });
   try {

@@ -592,6 +592,35 @@ export function brokerContract(name: string, factory: (options: FixtureOptions) 
       expect((await popAll(topic, 1, 10)).map(numberOf)).toEqual([9]);
     });
 
+    it('a member alone holds every role of its group, and tells it holds none once stopped', async () => {
+      const roles = ['a', 'b', 'c'];
+      const told: Array<Set<string>> = [];
+      const leases = await broker.leaseRoles({ group: unique('roles'), roles, onChange: (held) => told.push(new Set(held)) });
+      await eventually(() => expect(told.at(-1)).toEqual(new Set(roles)), 30_000);
+      await leases.stop();
+      expect(told.at(-1)).toEqual(new Set());
+    });
+
+    it('members of a group hold each role once between them, and a member that stops hands its roles to the others', async () => {
+      const group = unique('roles');
+      const roles = ['a', 'b', 'c', 'd'];
+      const first = { held: new Set<string>() };
+      const second = { held: new Set<string>() };
+      const on = (await secondBroker()) ?? broker;
+      const leasesOfFirst = await broker.leaseRoles({ group, roles, onChange: (held) => (first.held = new Set(held)) });
+      await eventually(() => expect(first.held).toEqual(new Set(roles)), 30_000);
+      const leasesOfSecond = await on.leaseRoles({ group, roles, onChange: (held) => (second.held = new Set(held)) });
+      consumers.push(leasesOfSecond);
+      // Every role held, by one member only (once the group settled).
+      await eventually(() => {
+        expect(new Set([...first.held, ...second.held])).toEqual(new Set(roles));
+        expect([...first.held].filter((role) => second.held.has(role))).toEqual([]);
+      }, 30_000);
+      await leasesOfFirst.stop();
+      expect(first.held).toEqual(new Set());
+      await eventually(() => expect(second.held).toEqual(new Set(roles)), 30_000);
+    });
+
     it('after close every operation fails with BrokerUnavailableError', async () => {
       const topic = unique('outbound');
       await broker.ping();
@@ -607,6 +636,7 @@ export function brokerContract(name: string, factory: (options: FixtureOptions) 
       await fails(broker.ping());
       await fails(broker.deleteTopics([topic]));
       await fails(broker.pop(topic, 1, { accept: async () => {} }));
+      await fails(broker.leaseRoles({ group: unique('roles'), roles: ['a'], onChange: () => {} }));
       await broker.close();
     });
   });

@@ -1,8 +1,9 @@
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
-import { BrokerUnavailableError, type Broker, type ConsumedRecord, type OutgoingRecord, type PopOptions } from '../port.ts';
+import { BrokerUnavailableError, type Broker, type ConsumedRecord, type OutgoingRecord, type PopOptions, type RoleLeases } from '../port.ts';
 import { checkRecordSizes, maxRecordBytesOption, type TopicPolicyOf } from '../record-limits.ts';
 import { createEmbeddedConsumer, type Claim, type ConsumerSource, type EmbeddedConsumer } from './embedded-consumer.ts';
+import { createEmbeddedRoleLeases } from './embedded-role-leases.ts';
 import { openCommitSignal } from '../../sqlite/commit-signal.ts';
 import { createGroupCommit } from '../../sqlite/group-commit.ts';
 import { CHECKPOINT_PAGES, LATE_CHECKPOINT_PAGES } from '../../sqlite/checkpoint-pages.ts';
@@ -154,9 +155,18 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
     return { held: true, offset: s.groupOffset.get(groupId, topic) ?? 0n };
   });
 
+  const roleLeaseTx = db.transaction((group: string, role: string, owner: string, lease: number): boolean => {
+    const now = Date.now();
+    const current = s.lease.get(group, role);
+    if (current !== undefined && heldByOther(current, owner, now)) return false;
+    s.takeLease.run(group, role, owner, now + lease);
+    return true;
+  });
+
   let closed = false;
   let closing: Promise<void> | undefined;
   const consumers = new Set<EmbeddedConsumer>();
+  const roleLeases = new Set<RoleLeases>();
   let wakeScheduled = false;
   let seenDataVersion: bigint | undefined;
 
@@ -281,6 +291,26 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
       return consumer;
     },
 
+    async leaseRoles(leaseOptions) {
+      if (closed) throw new BrokerUnavailableError('The embedded broker is closed');
+      const leases = createEmbeddedRoleLeases(
+        {
+          take: (group, role, owner, lease) => guard(() => roleLeaseTx.immediate(group, role, owner, lease), true),
+          release: (group, owner) => guard(() => void s.releaseLeases.run(group, owner), true),
+        },
+        leaseOptions,
+        { owner: `${process.pid}:${randomUUID()}`, leaseMs },
+      );
+      const tracked: RoleLeases = {
+        stop: async () => {
+          roleLeases.delete(tracked);
+          await leases.stop();
+        },
+      };
+      roleLeases.add(tracked);
+      return tracked;
+    },
+
     async pop(topic, max, popOptions) {
       if (closed) throw new BrokerUnavailableError('The embedded broker is closed');
       if (!Number.isSafeInteger(max) || max < 0) throw new RangeError(`max must be an integer >= 0, got ${max}`);
@@ -319,6 +349,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
         clearInterval(poller);
         clearInterval(pruner);
         await Promise.all([...consumers].map((consumer) => consumer.stop()));
+        await Promise.all([...roleLeases].map((leases) => leases.stop()));
         try {
           db.close();
         } catch (error) {

@@ -8,6 +8,7 @@ import { InboxTail } from './inbox-tail.ts';
 import { isTooLarge, isUnknownTopic, kafkaLogCreator, lazyClient, messageOf } from './kafka-clients.ts';
 import { groupTimeoutsOption, startGroupConsumer, type GroupTimeouts } from './kafka-group-consumer.ts';
 import { AcceptRejected, KafkaPops } from './kafka-pop.ts';
+import { startKafkaRoleLeases } from './kafka-role-leases.ts';
 import { toKafkaMessage } from './kafka-records.ts';
 import { KafkaTopics } from './kafka-topics.ts';
 import type { PopCursorStore } from './pop-cursor.ts';
@@ -241,6 +242,20 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
           stop: async () => {
             consumers.delete(tracked);
             await consumer.stop();
+          },
+        };
+        consumers.add(tracked);
+        return tracked;
+      }),
+
+    leaseRoles: (leaseOptions) =>
+      guarded('leaseRoles', async () => {
+        const name = k(`roles.${leaseOptions.group}`);
+        const leases = await startKafkaRoleLeases(kafka, withAdmin, { groupId: name, topic: name }, leaseOptions, log, groupTimeouts);
+        const tracked: Consumer = {
+          stop: async () => {
+            consumers.delete(tracked);
+            await leases.stop();
           },
         };
         consumers.add(tracked);

@@ -1,0 +1,69 @@
+import type { RoleLeaseOptions, RoleLeases } from '../port.ts';
+
+/** What role leases need from the log. Every call is synchronous and may throw BrokerUnavailableError. */
+export interface RoleLeaseSource {
+  /** Takes (or renews) the lease of `role` in `group` for `owner`, unless another live member holds it; whether `owner` holds it now. */
+  take(group: string, role: string, owner: string, leaseMs: number): boolean;
+  release(group: string, owner: string): void;
+}
+
+export interface EmbeddedRoleLeaseSettings {
+  readonly owner: string;
+  readonly leaseMs: number;
+}
+
+/**
+ * Role leases on the embedded log: a lease row per role (beside the consumer groups' leases), taken
+ * or renewed for each role every third of the lease. A process that dies loses its leases at once
+ * (its pid is gone); one that hangs, once the lease ran out. A member that cannot reach the log
+ * gives its roles up once its own leases would have run out.
+ */
+export const createEmbeddedRoleLeases = (source: RoleLeaseSource, options: RoleLeaseOptions, settings: EmbeddedRoleLeaseSettings): RoleLeases => {
+  const { owner, leaseMs } = settings;
+  const group = `roles:${options.group}`;
+  let held = new Set<string>();
+  let heldUntil = 0;
+  let stopped = false;
+
+  const report = (error: unknown) => {
+    try {
+      options.onError?.(error);
+    } catch {
+      // an onError that throws must not stop the leases
+    }
+  };
+  const tell = (next: Set<string>) => {
+    if (next.size === held.size && [...next].every((role) => held.has(role))) return;
+    held = next;
+    options.onChange(new Set(next));
+  };
+  const round = () => {
+    if (stopped) return;
+    const now = Date.now();
+    try {
+      tell(new Set(options.roles.filter((role) => source.take(group, role, owner, leaseMs))));
+      heldUntil = now + leaseMs;
+    } catch (error) {
+      report(error);
+      // Another member may take the roles once these leases ran out: stop before that.
+      if (Date.now() >= heldUntil - Math.floor(leaseMs / 3)) tell(new Set());
+    }
+  };
+  const timer = setInterval(round, Math.max(10, Math.min(1_000, Math.floor(leaseMs / 3))));
+  timer.unref();
+  queueMicrotask(round);
+
+  return {
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      clearInterval(timer);
+      tell(new Set());
+      try {
+        source.release(group, owner);
+      } catch (error) {
+        report(error); // the leases run out by themselves
+      }
+    },
+  };
+};

@@ -1,0 +1,142 @@
+import type { Admin, Kafka } from 'kafkajs';
+import type { Logger } from 'pino';
+import type { RoleLeaseOptions, RoleLeases } from '../port.ts';
+import type { GroupTimeouts } from './kafka-group-consumer.ts';
+
+export interface KafkaRoleLeaseTarget {
+  /** Kafka's names of the group and of the topic that stands for its roles. */
+  readonly groupId: string;
+  readonly topic: string;
+}
+
+/**
+ * Role leases on Kafka's group protocol (docs/durability.md): the roles of a group are the
+ * partitions of a topic of their own (role i is partition i; the topic never holds a record), and
+ * the members of a consumer group over it hold the roles Kafka assigns them. Kafka's coordinator
+ * is the arbiter: a member that leaves hands its roles over at once, one that dies loses them when
+ * its session times out, and the survivors are assigned them in the rebalance that follows.
+ *
+ * A member gives its roles up (tells `onChange` it holds none) as soon as a rebalance begins, before
+ * it joins again, and takes back what the new assignment gives it; and it gives them up when it has
+ * not had a heartbeat answered for most of a session (the coordinator would drop it soon after), to
+ * take them back when one is answered again. So two live members hold the same role only for as long
+ * as a handler in flight takes to finish after its member learnt of the rebalance.
+ */
+export const startKafkaRoleLeases = async (
+  kafka: Kafka,
+  withAdmin: <T>(operation: (admin: Admin) => Promise<T>) => Promise<T>,
+  target: KafkaRoleLeaseTarget,
+  options: RoleLeaseOptions,
+  log: Logger,
+  timeouts: GroupTimeouts,
+): Promise<RoleLeases> => {
+  const { roles } = options;
+  await ensureRoleTopic(withAdmin, target.topic, roles.length);
+  let stopping: Promise<void> | undefined;
+  let assigned = new Set<string>();
+  let held = new Set<string>();
+  let lastBeat = 0;
+  const staleAfterMs = Math.max(timeouts.heartbeatIntervalMs, timeouts.sessionTimeoutMs - 2 * timeouts.heartbeatIntervalMs);
+
+  const report = (error: unknown) => {
+    try {
+      options.onError?.(error);
+    } catch {
+      // an onError that throws must not stop the leases
+    }
+  };
+  const tell = (next: Set<string>) => {
+    if (next.size === held.size && [...next].every((role) => held.has(role))) return;
+    held = next;
+    try {
+      options.onChange(new Set(next));
+    } catch (error) {
+      report(error);
+    }
+  };
+
+  const consumer = kafka.consumer({
+    groupId: target.groupId,
+    sessionTimeout: timeouts.sessionTimeoutMs,
+    rebalanceTimeout: timeouts.rebalanceTimeoutMs,
+    heartbeatInterval: timeouts.heartbeatIntervalMs,
+    // The topic holds nothing: each fetch waits this long, then the member heartbeats.
+    maxWaitTimeInMs: Math.max(100, Math.floor(timeouts.heartbeatIntervalMs / 2)),
+    allowAutoTopicCreation: false,
+    retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 2_000, restartOnFailure: async () => stopping === undefined },
+  });
+  let joined = settleable();
+  consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+    joined.settle();
+    lastBeat = Date.now();
+    const partitions = payload.memberAssignment[target.topic] ?? [];
+    assigned = new Set(partitions.flatMap((partition) => (roles[partition] === undefined ? [] : [roles[partition]!])));
+    log.info({ group: options.group, roles: [...assigned] }, 'role leases: joined');
+    if (stopping === undefined) tell(new Set(assigned));
+  });
+  consumer.on(consumer.events.HEARTBEAT, () => {
+    lastBeat = Date.now();
+    // Answered again after a stall: the coordinator still counts this member with its assignment.
+    if (stopping === undefined && held.size === 0 && assigned.size > 0) tell(new Set(assigned));
+  });
+  consumer.on(consumer.events.REBALANCING, () => {
+    assigned = new Set();
+    tell(new Set());
+  });
+  consumer.on(consumer.events.CRASH, ({ payload }) => {
+    joined.settle();
+    if (payload.restart) joined = settleable();
+    assigned = new Set();
+    tell(new Set());
+    if (stopping === undefined) log.warn({ err: payload.error, group: options.group, restart: payload.restart }, 'role leases: member crashed');
+    if (!payload.restart) report(payload.error);
+  });
+  const watchdog = setInterval(() => {
+    if (held.size > 0 && Date.now() - lastBeat > staleAfterMs) {
+      log.warn({ group: options.group, roles: [...held], sinceMs: Date.now() - lastBeat }, 'role leases: no heartbeat answered for most of a session; roles given up until one is');
+      tell(new Set());
+    }
+  }, Math.max(50, Math.floor(timeouts.heartbeatIntervalMs / 2)));
+  watchdog.unref();
+
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topics: [target.topic], fromBeginning: false });
+  } catch (error) {
+    clearInterval(watchdog);
+    await consumer.disconnect().catch(() => undefined);
+    throw error;
+  }
+  const running = consumer.run({ autoCommit: false, eachBatch: async () => undefined }).catch(report);
+
+  return {
+    stop: () =>
+      (stopping ??= (async () => {
+        clearInterval(watchdog);
+        tell(new Set());
+        // kafkajs cannot abandon a join: disconnecting under one leaves a member behind.
+        for (let current = joined; ; current = joined) {
+          await current.settled;
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          if (current === joined) break;
+        }
+        await consumer.disconnect();
+        await running;
+      })()),
+  };
+};
+
+/** Creates the roles' topic with a partition per role, or adds the partitions an older one lacks. */
+const ensureRoleTopic = async (withAdmin: <T>(operation: (admin: Admin) => Promise<T>) => Promise<T>, topic: string, count: number) => {
+  await withAdmin((admin) => admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: count, replicationFactor: -1 }] }));
+  const metadata = await withAdmin((admin) => admin.fetchTopicMetadata({ topics: [topic] }));
+  const partitions = metadata.topics[0]?.partitions.length ?? 0;
+  if (partitions < count) await withAdmin((admin) => admin.createPartitions({ topicPartitions: [{ topic, count }] }));
+};
+
+/** A promise settled from outside, once. */
+const settleable = () => {
+  let settle!: () => void;
+  const settled = new Promise<void>((resolve) => (settle = resolve));
+  return { settled, settle };
+};
