@@ -101,7 +101,7 @@ export const startKafkaRoleLeases = async (
 
   await consumer.connect();
   try {
-    await consumer.subscribe({ topics: [target.topic], fromBeginning: false });
+    await whileRetriable(() => consumer.subscribe({ topics: [target.topic], fromBeginning: false }));
   } catch (error) {
     clearInterval(watchdog);
     await consumer.disconnect().catch(() => undefined);
@@ -126,12 +126,27 @@ export const startKafkaRoleLeases = async (
   };
 };
 
+/** Tries of an operation a broker refuses as retriable (a topic it does not list yet): about 15 s in all. */
+const ATTEMPTS = 10;
+
+/** Runs `operation` again while the broker says its refusal is retriable, right after a topic was made, say. */
+const whileRetriable = async <T>(operation: () => Promise<T>): Promise<T> => {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await operation();
+    } catch (error) {
+      if ((error as { retriable?: unknown }).retriable !== true || attempt >= ATTEMPTS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** attempt, 2_000)));
+    }
+  }
+};
+
 /** Creates the roles' topic with a partition per role, or adds the partitions an older one lacks. */
 const ensureRoleTopic = async (withAdmin: <T>(operation: (admin: Admin) => Promise<T>) => Promise<T>, topic: string, count: number) => {
-  await withAdmin((admin) => admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: count, replicationFactor: -1 }] }));
-  const metadata = await withAdmin((admin) => admin.fetchTopicMetadata({ topics: [topic] }));
+  await whileRetriable(() => withAdmin((admin) => admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: count, replicationFactor: -1 }] })));
+  const metadata = await whileRetriable(() => withAdmin((admin) => admin.fetchTopicMetadata({ topics: [topic] })));
   const partitions = metadata.topics[0]?.partitions.length ?? 0;
-  if (partitions < count) await withAdmin((admin) => admin.createPartitions({ topicPartitions: [{ topic, count }] }));
+  if (partitions < count) await whileRetriable(() => withAdmin((admin) => admin.createPartitions({ topicPartitions: [{ topic, count }] })));
 };
 
 /** A promise settled from outside, once. */

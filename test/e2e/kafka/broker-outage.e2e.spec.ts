@@ -1,4 +1,5 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,8 +13,15 @@ import { ROOT, freePort, startRelayProcess, type RelayProcess } from '../../supp
  * 503 while it is down, keeps what it accepted, and carries on when it is back, without a restart.
  */
 let kafkaEnv: NodeJS.ProcessEnv;
-const kafka = (command: 'start' | 'stop') =>
-  execFileSync(path.join(ROOT, 'scripts/kafka-local.sh'), [command], { env: kafkaEnv, stdio: ['ignore', 'ignore', 'inherit'], timeout: 180_000 });
+/**
+ * Stops or starts this test's Kafka without blocking the test's event loop: a synchronous call
+ * (execFileSync) held it for the seconds Kafka takes, past the server's keep-alive timeout (5 s),
+ * so the client's idle connection was closed by Relay unseen, and the next request, sent on it
+ * before the client could read the close, failed with "other side closed" (issue 23, item 10).
+ */
+const kafka = async (command: 'start' | 'stop') => {
+  await promisify(execFile)(path.join(ROOT, 'scripts/kafka-local.sh'), [command], { env: kafkaEnv, timeout: 180_000 });
+};
 
 let relay: RelayProcess | undefined;
 let kafkaDir: string;
@@ -21,12 +29,12 @@ beforeAll(async () => {
   kafkaDir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-outage-kafka-'));
   const port = await freePort();
   kafkaEnv = { ...process.env, KAFKA_PORT: String(port), KAFKA_CONTROLLER_PORT: String(await freePort()), KAFKA_DATA_DIR: kafkaDir, KAFKA_HEAP_OPTS: '-Xms128m -Xmx384m' };
-  kafka('start');
+  await kafka('start');
 }, 180_000);
 afterAll(async () => {
   await relay?.stop();
   await relay?.cleanup();
-  kafka('stop');
+  await kafka('stop');
   fs.rmSync(kafkaDir, { recursive: true, force: true });
 }, 180_000);
 
@@ -45,7 +53,7 @@ describe('Kafka outage', () => {
       expect(before.status, JSON.stringify(before.body)).toBe(202);
       await waitFor(() => delivered(before.body.successfulMessages[0].messageId), 30_000, 'delivery before the outage');
 
-      kafka('stop');
+      await kafka('stop');
       // Sends answered 202 until Relay noticed must be delivered later; then 503, with the spec's body.
       const accepted: string[] = [];
       const refused = await waitFor(async () => {
@@ -65,7 +73,7 @@ describe('Kafka outage', () => {
       const inbound = await r.cli(['simulate', 'inbound', '--app', app.appId, '--messenger', 'signal', '--contact', '+15550201', '--text', 'written during the outage']);
       expect(inbound.code, inbound.stderr).toBe(0);
 
-      kafka('start');
+      await kafka('start');
       const after = await waitFor(async () => {
         const res = await send('after the outage');
         return res.status === 202 ? res : undefined;
