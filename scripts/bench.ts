@@ -14,6 +14,7 @@ import path from 'node:path';
 import { SimulatorStore } from '../infra/messenger/simulator/simulator-store.ts';
 import { freePort, ROOT, runCli } from '../test/support/relay-process.ts';
 import { measureFailover } from './bench/failover.ts';
+import { measureNestedJson } from './bench/nested-json.ts';
 
 const duration = Number(process.argv[process.argv.indexOf('--duration') + 1]) || 5;
 /** Paired measures: this many anchor/Relay slices of `slice` seconds each. */
@@ -285,6 +286,11 @@ const main = async () => {
       `p50 ${percentile(pollable, 50).toFixed(1)} ms, p99 ${percentile(pollable, 99).toFixed(1)} ms, from the CLI process’s append to the server’s poll (target p99 ≤ ${onKafka ? 50 : 10})`,
     );
     await eventStreams({ base, dash, headers, relayPid: relay.pid!, row });
+    const nested = await measureNestedJson(base, 30);
+    row(
+      'health p99 under 3 anonymous clients sending a million nested [',
+      `${nested.attackedP99.toFixed(1)} ms against ${nested.quietP99.toFixed(1)} ms quiet: ${(nested.attackedP99 / nested.quietP99).toFixed(2)}× (target ≤ 2×); ${nested.attackRequests} attacking requests in 30 s, answered ${JSON.stringify(nested.statuses)}`,
+    );
     if (onKafka) {
       // The anchor: Kafka's own producer, records the size of an outbound record of this run (a reference: the body is sealed in the store).
       const sample = { message: { messageId: 'x'.repeat(32), appId: app.id, messenger: 'signal', keyId: 'x'.repeat(36), batchId: 'x'.repeat(36) }, attempt: 1 };

@@ -1,3 +1,4 @@
+import { boundJsonBodies, DASHBOARD_BODY_LIMIT } from '../http/bounded-json.ts';
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
@@ -21,6 +22,7 @@ import { documentedObject, documentedTransform, LOCAL_SERVERS } from '../http/op
 import { relayErrorHandler } from '../http/error-handler.ts';
 
 export const ACCOUNT_PREFIX = '/dashboard/api/dashboard';
+
 /** The session's own routes (sign in, sign out, sessions, linked contacts): outside the interface's proxied prefix. */
 export const AUTH_PREFIX = '/dashboard/auth';
 
@@ -29,13 +31,14 @@ export const AUTH_PREFIX = '/dashboard/auth';
  * It trusts `X-Session-Token`, which only the dashboard proxy in front of it sets.
  */
 export const buildAccountApp = async (ctx: RelayContext): Promise<FastifyInstance> => {
-  const app = Fastify({ loggerInstance: ctx.log.child({ component: 'account' }), bodyLimit: 1024 * 1024,
+  const app = Fastify({ loggerInstance: ctx.log.child({ component: 'account' }), bodyLimit: DASHBOARD_BODY_LIMIT,
     logController: new LogController({ disableRequestLogging: true }),
     // The proxy's request id (a UUID) becomes the correlation id of the events a request causes.
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
   });
   app.setErrorHandler(relayErrorHandler({ area: 'dashboard', failed: 'account request failed' }));
+  boundJsonBodies(app as unknown as FastifyInstance);
   // Bodies are validated with the routes' zod schemas, errors in the interface's words (validation.ts).
   app.setValidatorCompiler(zodValidatorCompiler);
   // Answer schemas document the routes (OpenAPI); answers are written as they are.

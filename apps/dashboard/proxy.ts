@@ -1,3 +1,4 @@
+import { DASHBOARD_BODY_LIMIT, jsonShapeRefusal } from '../http/bounded-json.ts';
 import { randomUUID } from 'node:crypto';
 import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
@@ -54,14 +55,18 @@ const hasNoBody = (request: FastifyRequest) => {
   return request.headers['transfer-encoding'] === undefined && (length === undefined || length === '0');
 };
 
-const isValidJson = (text: string) => {
+/** Why a body is refused as JSON (its shape, then JSON.parse), or undefined. */
+const jsonRefusal = (text: string): string | undefined => {
+  const refused = jsonShapeRefusal(text);
+  if (refused !== undefined) return refused;
   try {
     JSON.parse(text);
-    return true;
+    return undefined;
   } catch {
-    return false;
+    return PROXY_ERRORS.invalidJson;
   }
 };
+const isValidJson = (text: string) => jsonRefusal(text) === undefined;
 
 /** A token is forwarded as a header value, so it must be visible ASCII; anything else is no session. */
 const sessionToken = (parseCookie: (header: string) => Record<string, string | undefined>, cookieHeader: string | undefined) => {
@@ -118,7 +123,8 @@ export function dashboardProxy(options: ProxyOptions): FastifyPluginAsync {
 
     // The proxy reads every body as a string itself, so Fastify's own 415/400 never answer here.
     app.removeAllContentTypeParsers();
-    app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+    const bodyLimit = Math.min(app.initialConfig.bodyLimit ?? DASHBOARD_BODY_LIMIT, DASHBOARD_BODY_LIMIT);
+    app.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (_request, body, done) => done(null, body));
 
     // Answers in the interface's words; a body that is not JSON on PUT or DELETE is 403 (its Content-Type rule).
     app.setErrorHandler(relayErrorHandler({ area: 'dashboard', failed: 'dashboard proxy failed', mediaTypeStatus: (request) => (request.method === 'POST' ? 400 : 403) }));
@@ -156,7 +162,8 @@ export function dashboardProxy(options: ProxyOptions): FastifyPluginAsync {
       if (body !== '') {
         // A body sent without any Content-Type (the hook normalised every JSON one).
         if (request.headers['content-type'] !== 'application/json') return fail(reply, 400, PROXY_ERRORS.contentType);
-        if (!isValidJson(body)) return fail(reply, 400, PROXY_ERRORS.invalidJson);
+        const refused = jsonRefusal(body);
+        if (refused !== undefined) return fail(reply, 400, refused);
       }
 
       const requestId = randomUUID();

@@ -16,6 +16,7 @@ import type { MetricsSnapshot } from '../boot/metrics.ts';
 import { securityHeaders } from './security-headers.ts';
 import { connectionGuard } from './connections.ts';
 import { relayErrorHandler } from './error-handler.ts';
+import { boundJsonBodies } from './bounded-json.ts';
 
 /**
  * The HTTP face of Relay: the public API under `/api/v1`, the dashboard proxy under
@@ -70,6 +71,7 @@ export const buildServer = async (
     },
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
+  boundJsonBodies(app as unknown as FastifyInstance);
   // Responses are built by the handlers in the documented shapes; the zod schemas document them.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 

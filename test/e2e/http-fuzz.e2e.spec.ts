@@ -167,7 +167,7 @@ const queryArb = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom('?%', '?a=%ZZ', '?&&&', '?a[b]=1', '?__proto__[x]=1', '?constructor=1', '?appMessengerId=am_1', '?after=5&follow=true', '?') },
 );
 
-type BodyKind = 'none' | 'valid' | 'json' | 'invalid-json' | 'text' | 'binary' | 'large' | 'over-limit' | 'over-drain' | 'empty';
+type BodyKind = 'none' | 'valid' | 'json' | 'invalid-json' | 'text' | 'binary' | 'large' | 'over-limit' | 'over-drain' | 'empty' | 'deep' | 'escapes' | 'huge-number' | 'many-values';
 const bodyKindArb = fc.oneof(
   { weight: 30, arbitrary: fc.constant<BodyKind>('none') },
   { weight: 14, arbitrary: fc.constant<BodyKind>('valid') },
@@ -178,6 +178,8 @@ const bodyKindArb = fc.oneof(
   { weight: 4, arbitrary: fc.constant<BodyKind>('empty') },
   { weight: 3, arbitrary: fc.constant<BodyKind>('large') },
   { weight: 1, arbitrary: fc.constant<BodyKind>('over-limit') },
+  // What costs a JSON parser the most per byte (issue 23): nesting, escapes, numbers, many values.
+  { weight: 4, arbitrary: fc.constantFrom<BodyKind>('deep', 'escapes', 'huge-number', 'many-values') },
   { weight: 1, arbitrary: fc.constantFrom<BodyKind>('over-drain', 'none', 'none', 'none', 'none') },
 );
 
@@ -357,6 +359,19 @@ const bodyBytes = (c: Choices): Buffer | undefined => {
       return Buffer.alloc(BODY_LIMIT + 1 + (c.salt % 300_000), 'o');
     case 'over-drain':
       return Buffer.alloc(9 * 1024 * 1024, 'd');
+    case 'deep': {
+      // Up to a million deep (the review's body), closed or not, inside the send body or bare.
+      const depth = [33, 1000, 100_000, 1_000_000][c.salt % 4]!;
+      const open = '['.repeat(depth);
+      const close = c.salt % 3 === 0 ? '' : ']'.repeat(depth);
+      return Buffer.from(c.salt % 2 ? `{"messages":${open}${close}}` : `${open}${close}`);
+    }
+    case 'escapes':
+      return Buffer.from(`{"messages":[],"x":"${['\\u0000', '\\"', '\\\\', '\\ud83d\\ude00'][c.salt % 4]!.repeat(Math.floor(c.large / 4))}"}`);
+    case 'huge-number':
+      return Buffer.from(`{"messages":[],"n":${['1', '-0.', '1e'][c.salt % 3]}${'9'.repeat(c.large)}}`);
+    case 'many-values':
+      return Buffer.from(`{"messages":[${Array.from({ length: Math.floor(c.large / 20) }, (_, i) => String(i)).join(',')}]}`);
   }
 };
 

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { MAX_BATCH } from '../../../domain/send-batch/validate.ts';
 import type { RelayContext } from '../../boot/context.ts';
-import { requireCaller, sendRateLimited } from '../auth-guard.ts';
+import type { FastifyRequest } from 'fastify';
+import { AUTH_ERRORS, requireCaller, sendRateLimited, type Caller } from '../auth-guard.ts';
 import type { RateLimiter } from '../rate-limiter.ts';
 import { errorBody, sendBody, sendResponse } from '../schemas.ts';
 import { enqueueMessages, validateBatch } from '../send-messages.ts';
@@ -26,9 +27,19 @@ const shapeError = (instancePath: string | undefined): string => {
 export const sendRoute =
   (ctx: RelayContext, limiter: RateLimiter): FastifyPluginAsyncZod =>
   async (app) => {
+    /** Callers authenticated before their body was read. */
+    const callers = new WeakMap<FastifyRequest, Caller>();
     app.post(
       '/messages/send',
       {
+        // The key is checked before the body is read and parsed: a request without a usable key
+        // costs no parsing (its body is read and dropped), however large or deep it is.
+        onRequest: async (request, reply) => {
+          const caller = requireCaller(ctx, request, reply, 403);
+          if (!caller) return reply;
+          callers.set(request, caller);
+          return undefined;
+        },
         attachValidation: true,
         schema: {
           summary: 'Enqueue a batch of outbound messages',
@@ -37,8 +48,8 @@ export const sendRoute =
         },
       },
       async (request, reply) => {
-        const caller = requireCaller(ctx, request, reply, 403);
-        if (!caller) return reply;
+        const caller = callers.get(request);
+        if (!caller) return reply.code(401).send({ error: AUTH_ERRORS.missing }); // not reached: onRequest answered
         const contentType = request.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
         if (contentType !== 'application/json') return reply.code(400).send({ error: SEND_BATCH_ERRORS.notJson });
         if (request.validationError) {
