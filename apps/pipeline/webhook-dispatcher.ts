@@ -43,6 +43,11 @@ export interface WebhookDispatcher {
 
 /** At most this many apps' webhooks are called at once. */
 const PARALLEL_APPS = 8;
+/**
+ * At most this many of them belong to one user: a user whose receivers are slow (or hostile) holds
+ * a quarter of the slots at most, and every other user's apps find one free.
+ */
+const PARALLEL_APPS_PER_USER = 2;
 
 class NotTaken extends Error {
   constructor(readonly outcome: Extract<WebhookOutcome, { ok: false }>) {
@@ -113,8 +118,12 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
     log.warn({ appId: app.id, messageId: gone?.messageId, attempts, reason: last.reason }, 'webhook delivery abandoned');
   };
 
-  /** Delivers the app's queue until it is empty, the receiver fails, or the dispatcher stops. */
-  const drain = async (app: AppView) => {
+  /**
+   * Delivers the app's queue until it is empty, the receiver fails, or the dispatcher stops.
+   * Resolves whether it tried anything (an empty queue is no work).
+   */
+  const drain = async (app: AppView): Promise<boolean> => {
+    let worked = false;
     const own = state.get(app.id) ?? { attempts: 0, notBefore: 0 };
     state.set(app.id, own);
     while (!stopped && Date.now() >= own.notBefore) {
@@ -137,33 +146,54 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
         });
       } catch (error) {
         if (!(error instanceof NotTaken)) throw error;
+        worked = true;
         own.attempts++;
         own.lastOutcome = error.outcome;
         own.notBefore = own.attempts >= settings.maxAttempts ? 0 : Date.now() + Math.min(settings.maxDelayMs, settings.baseDelayMs * 2 ** (own.attempts - 1));
         log.info({ appId: app.id, attempts: own.attempts, reason: error.outcome.reason }, 'webhook did not take a message; trying again');
         if (own.notBefore === 0) continue;
-        return;
+        return worked;
       }
-      if (popped.length === 0) return;
+      if (popped.length === 0) return worked;
+      worked = true;
       own.attempts = 0;
       delete own.lastOutcome;
       if (delivered?.keyId) await deps.store.keys.release([delivered.keyId]).catch((error: unknown) => log.warn({ err: error }, 'webhooks: data key not released'));
     }
+    return worked;
   };
 
+  /** Apps being served per user. */
+  const runningPerUser = new Map<string, number>();
+  /** The last round left a due app waiting for a slot: the next free slot goes to it at once. */
+  let waitingForSlot = false;
   const round = () => {
     if (stopped) return;
     const due = webhookApps().filter((app) => !running.has(app.id) && Date.now() >= (state.get(app.id)?.notBefore ?? 0));
-    // Woken apps first, then the rest, PARALLEL_APPS at a time.
-    due.sort((a, b) => Number(woken.has(b.id)) - Number(woken.has(a.id)));
+    // Woken apps first, then the apps of the users served least right now, PARALLEL_APPS at a time.
+    const busy = (app: AppView) => runningPerUser.get(app.userId) ?? 0;
+    due.sort((a, b) => Number(woken.has(b.id)) - Number(woken.has(a.id)) || busy(a) - busy(b));
+    waitingForSlot = false;
     for (const app of due) {
-      if (running.size >= PARALLEL_APPS) break;
+      if (running.size >= PARALLEL_APPS || busy(app) >= PARALLEL_APPS_PER_USER) {
+        waitingForSlot = true;
+        continue;
+      }
       woken.delete(app.id);
+      runningPerUser.set(app.userId, busy(app) + 1);
       const run = drain(app)
-        .catch((error: unknown) => log.error({ err: error, appId: app.id }, 'webhook delivery failed; trying again'))
-        .finally(() => {
+        .catch((error: unknown) => {
+          log.error({ err: error, appId: app.id }, 'webhook delivery failed; trying again');
+          return true;
+        })
+        .then((worked) => {
           running.delete(app.id);
-          if (woken.has(app.id)) setImmediate(round);
+          const left = busy(app) - 1;
+          if (left > 0) runningPerUser.set(app.userId, left);
+          else runningPerUser.delete(app.userId);
+          // A slot held for work is free: an app waiting for one need not wait for the next tick
+          // (a slot that found an empty queue waits for it: looking again at once would spin).
+          if ((worked && waitingForSlot) || woken.has(app.id)) setImmediate(round);
         });
       running.set(app.id, run);
     }

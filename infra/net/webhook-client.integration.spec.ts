@@ -20,6 +20,13 @@ beforeAll(async () => {
     req.on('end', () => {
       seen.push({ method: req.method!, url: req.url!, headers: req.headers, body });
       if (answer === 0) return; // never answers
+      if (answer === 1) {
+        // answers 200 at once, then drips its body a byte every 50 ms, for ever
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        const timer = setInterval(() => res.write('.'), 50);
+        res.on('close', () => clearInterval(timer));
+        return;
+      }
       res.writeHead(answer, { 'content-type': 'text/plain' }).end('x'.repeat(answer === 299 ? 200_000 : 2));
     });
   });
@@ -51,6 +58,22 @@ describe('webhook client', () => {
   it('gives up on a receiver that does not answer in time', async () => {
     answer = 0;
     expect(await postWebhook({ url: `http://127.0.0.1:${port}/`, headers: {}, body: '{}', timeoutMs: 200, allowLocal: true })).toEqual({ ok: false, status: null, reason: 'The webhook did not answer within 200 ms' });
+  });
+
+  it('counts the whole attempt against its time: a receiver that answers and then drips its body fails at the deadline', async () => {
+    answer = 1;
+    const began = Date.now();
+    expect(await postWebhook({ url: `http://127.0.0.1:${port}/`, headers: {}, body: '{}', timeoutMs: 400, allowLocal: true })).toEqual({ ok: false, status: null, reason: 'The webhook did not answer within 400 ms' });
+    expect(Date.now() - began).toBeLessThan(1_500);
+  });
+
+  it('counts a request Node refuses to build (a header value it cannot send) as a failed attempt, never as a throw', async () => {
+    answer = 200;
+    expect(await postWebhook({ url: `http://127.0.0.1:${port}/`, headers: { authorization: 'Bearer Ǽ' }, body: '{}', timeoutMs: 2000, allowLocal: true })).toEqual({
+      ok: false,
+      status: null,
+      reason: 'The webhook request could not be made (ERR_INVALID_CHAR)',
+    });
   });
 
   it('refuses a host that resolves to a loopback, private or link-local address at delivery time, and an address in the URL', async () => {

@@ -61,33 +61,47 @@ export const postWebhook = (request: WebhookRequest): Promise<WebhookOutcome> =>
     const client = url.protocol === 'https:' ? https : url.protocol === 'http:' ? http : undefined;
     if (!client) return resolve({ ok: false, status: null, reason: 'The webhook URL is neither https nor http' });
     let settled = false;
+    // One deadline for the whole attempt (connect, headers and body): a receiver that answers and
+    // then drips its body a byte at a time is cut off at it, like one that never answers.
+    const deadline = setTimeout(() => {
+      req.destroy();
+      finish({ ok: false, status: null, reason: `The webhook did not answer within ${request.timeoutMs} ms` });
+    }, request.timeoutMs);
     const finish = (outcome: WebhookOutcome) => {
       if (settled) return;
       settled = true;
+      clearTimeout(deadline);
       resolve(outcome);
     };
-    const req = client.request(
-      url,
-      {
-        method: 'POST',
-        headers: { ...request.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(request.body) },
-        lookup: guardedLookup(request.allowLocal, request.lookup),
-        timeout: request.timeoutMs,
-        agent: false,
-      },
-      (res) => {
-        const status = res.statusCode ?? 0;
-        let read = 0;
-        res.on('data', (chunk: Buffer) => {
-          read += chunk.length;
-          if (read > MAX_ANSWER_BYTES) res.destroy();
-        });
-        const done = () => finish(status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status, reason: `The webhook answered ${status}` });
-        res.on('end', done);
-        res.on('close', done);
-        res.on('error', done);
-      },
-    );
+    let req: http.ClientRequest;
+    try {
+      req = client.request(
+        url,
+        {
+          method: 'POST',
+          headers: { ...request.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(request.body) },
+          lookup: guardedLookup(request.allowLocal, request.lookup),
+          timeout: request.timeoutMs, // idle: the deadline above bounds the whole attempt
+          agent: false,
+        },
+        (res) => {
+          const status = res.statusCode ?? 0;
+          let read = 0;
+          res.on('data', (chunk: Buffer) => {
+            read += chunk.length;
+            if (read > MAX_ANSWER_BYTES) res.destroy();
+          });
+          const done = () => finish(status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status, reason: `The webhook answered ${status}` });
+          res.on('end', done);
+          res.on('close', done);
+          res.on('error', done);
+        },
+      );
+    } catch (error) {
+      // Node refuses to build the request (a header value it cannot send): a failed attempt too.
+      finish({ ok: false, status: null, reason: `The webhook request could not be made (${(error as NodeJS.ErrnoException).code ?? (error as Error).name})` });
+      return;
+    }
     req.on('timeout', () => {
       req.destroy();
       finish({ ok: false, status: null, reason: `The webhook did not answer within ${request.timeoutMs} ms` });
