@@ -64,6 +64,7 @@ export const configSchema = z.object({
   MAX_CREDENTIALS_PER_USER: integer(10, 1),
   MAX_APPS_PER_USER: integer(25, 1),
   EVENTS_MAX_STREAMS_PER_KEY: integer(5, 1),
+  EVENTS_MAX_STREAMS_PER_USER: integer(10, 1),
   EVENTS_MAX_STREAMS: integer(200, 1),
   /** Webhook delivery of inbound messages (docs/webhooks.md). */
   WEBHOOK_TIMEOUT_MS: integer(10_000, 100),

@@ -64,3 +64,63 @@ describe('1. deeply nested JSON', () => {
     });
   });
 });
+
+/** Opens a following stream; resolves with its status once its headers came (the body stays open). */
+const openStream = async (secret: string, controllers: AbortController[], on: RelayProcess = relay) => {
+  const controller = new AbortController();
+  controllers.push(controller);
+  const res = await fetch(`${on.url}/api/v1/events`, { headers: { authorization: `Bearer ${secret}` }, signal: controller.signal });
+  if (res.status !== 200) return { status: res.status, body: (await res.json()) as unknown };
+  return { status: 200 };
+};
+
+describe('3. event streams: a few accounts cannot take them all (default settings)', () => {
+  it('caps streams per user at 10, so that four free accounts with 10 keys each leave the process to others', async () => {
+    const controllers: AbortController[] = [];
+    try {
+      const refusals: unknown[] = [];
+      for (let user = 0; user < 4; user++) {
+        const hostile = await createAccount(relay);
+        const app = (await createApp(relay, hostile, ['signal'])).appId;
+        let opened = 0;
+        for (let k = 0; k < 10; k++) {
+          const { secret } = await createKey(relay, hostile, [app]);
+          for (let s = 0; s < 5; s++) {
+            const res = await openStream(secret, controllers);
+            if (res.status === 200) opened++;
+            else refusals.push(res);
+          }
+        }
+        expect(opened).toBe(10);
+      }
+      expect(refusals).toHaveLength(4 * (50 - 10));
+      expect(new Set(refusals.map((r) => JSON.stringify(r)))).toEqual(new Set([JSON.stringify({ status: 429, body: { error: 'Too many open event streams for this user' } })]));
+      // Another tenant still gets its stream.
+      expect(await openStream(key, controllers)).toEqual({ status: 200 });
+    } finally {
+      for (const controller of controllers) controller.abort();
+    }
+  });
+});
+
+describe('3. event streams: a fifth of the process budget is kept for users who hold none', () => {
+  it('users holding streams stop at 8 of 10; a user holding none still gets one', async () => {
+    const small = await startRelayProcess({ env: { EVENTS_MAX_STREAMS: '10', EVENTS_MAX_STREAMS_PER_USER: '10', EVENTS_MAX_STREAMS_PER_KEY: '10' } });
+    const controllers: AbortController[] = [];
+    try {
+      const first = await createAccount(small);
+      const firstKey = (await createKey(small, first, [(await createApp(small, first, ['signal'])).appId])).secret;
+      const second = await createAccount(small);
+      const secondKey = (await createKey(small, second, [(await createApp(small, second, ['signal'])).appId])).secret;
+      const statuses: number[] = [];
+      for (let i = 0; i < 9; i++) statuses.push((await openStream(firstKey, controllers, small)).status);
+      expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 503]);
+      expect(await openStream(secondKey, controllers, small)).toEqual({ status: 200 });
+      expect(await openStream(secondKey, controllers, small)).toEqual({ status: 503, body: { error: 'Too many open event streams' } });
+    } finally {
+      for (const controller of controllers) controller.abort();
+      await small.stop();
+      await small.cleanup();
+    }
+  });
+});

@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { RecordedEvent } from '../../../infra/event-store/port.ts';
 import type { RelayContext } from '../../boot/context.ts';
 import { appTag, tagsOf } from '../../history/event-tags.ts';
@@ -16,6 +16,7 @@ export const EVENTS_ERRORS = {
   badFollow: 'Invalid follow. Must be true or false',
   storeFailed: 'Failed to read events',
   tooManyForKey: 'Too many open event streams for this API key',
+  tooManyForUser: 'Too many open event streams for this user',
   tooMany: 'Too many open event streams',
 } as const;
 
@@ -23,6 +24,13 @@ const HEARTBEAT_MS = 15_000;
 /** What a stream may have queued for a slow reader, and buffer while it catches up, before it is ended. */
 const MAX_QUEUED_BYTES = 2 * 1024 * 1024;
 const MAX_BUFFERED_BYTES = 1024 * 1024;
+
+/** Adds to a count by key, forgetting it at zero. */
+const count = (counts: Map<string, number>, key: string, by: number) => {
+  const next = (counts.get(key) ?? 0) + by;
+  if (next > 0) counts.set(key, next);
+  else counts.delete(key);
+};
 
 /** `after` from the query or `Last-Event-ID` (a reconnecting EventSource sends it). */
 const parseAfter = (query: Record<string, unknown>, lastEventId: unknown): bigint | undefined => {
@@ -40,8 +48,9 @@ const frame = (event: RecordedEvent, data: unknown) =>
  * order, read from the store by their app tags (no other tenant's event is read); `follow=false`
  * ends once the history up to the request is sent, otherwise the stream goes on with new events
  * from the process's one live feed (event-hub.ts). Authenticated like poll; one unit of the poll
- * budget per request; at most EVENTS_MAX_STREAMS_PER_KEY open streams per key (429) and
- * EVENTS_MAX_STREAMS per process (503). No secret, key hash or sealed body in any event. A
+ * budget per request; at most EVENTS_MAX_STREAMS_PER_KEY open streams per key and
+ * EVENTS_MAX_STREAMS_PER_USER per user (429), and EVENTS_MAX_STREAMS per process (503), of which a
+ * fifth is kept for users who hold none: a few accounts cannot take a process's streams from all. No secret, key hash or sealed body in any event. A
  * stream ends at once when its key is deleted or one of its apps is.
  */
 export const eventsRoute =
@@ -51,6 +60,13 @@ export const eventsRoute =
     const hub = new EventHub(history, tagsOf, ctx.log.child({ component: 'event-hub' }));
     const responses = new Set<SseResponse>();
     const perKey = new Map<string, number>();
+    const perUser = new Map<string, number>();
+    /** Streams users who hold some may have in all: the rest is for users who hold none. */
+    const heldByHolders = ctx.config.EVENTS_MAX_STREAMS - Math.ceil(ctx.config.EVENTS_MAX_STREAMS / 5);
+    const tooMany = (reply: FastifyReply, error: string) => {
+      ctx.metrics.rateLimitRejections.inc({ kind: 'events' });
+      return reply.code(429).header('X-RateLimit-Remaining', '0').header('X-RateLimit-Reset', String(Date.now() + 1000)).header('Retry-After', '1').send({ error });
+    };
     // Open streams end when the server closes (a long-lived response would hold shutdown up).
     app.addHook('preClose', async () => {
       for (const response of responses) response.end('the server is shutting down');
@@ -72,16 +88,11 @@ export const eventsRoute =
         const credentialId = caller.credential.credentialId;
         const decision = limiter.consume(`poll:${credentialId}`, 1, ctx.config.RATE_LIMIT_POLL_PER_MIN);
         if (!decision.allowed) return sendRateLimited(ctx, 'poll', reply, decision.resetAt);
-        if ((perKey.get(credentialId) ?? 0) >= ctx.config.EVENTS_MAX_STREAMS_PER_KEY) {
-          ctx.metrics.rateLimitRejections.inc({ kind: 'events' });
-          return reply
-            .code(429)
-            .header('X-RateLimit-Remaining', '0')
-            .header('X-RateLimit-Reset', String(Date.now() + 1000))
-            .header('Retry-After', '1')
-            .send({ error: EVENTS_ERRORS.tooManyForKey });
-        }
-        if (responses.size >= ctx.config.EVENTS_MAX_STREAMS) return reply.code(503).send({ error: EVENTS_ERRORS.tooMany });
+        if ((perKey.get(credentialId) ?? 0) >= ctx.config.EVENTS_MAX_STREAMS_PER_KEY) return tooMany(reply, EVENTS_ERRORS.tooManyForKey);
+        const userId = caller.credential.userId;
+        const ofUser = perUser.get(userId) ?? 0;
+        if (ofUser >= ctx.config.EVENTS_MAX_STREAMS_PER_USER) return tooMany(reply, EVENTS_ERRORS.tooManyForUser);
+        if (responses.size >= ctx.config.EVENTS_MAX_STREAMS || (ofUser > 0 && responses.size >= heldByHolders)) return reply.code(503).send({ error: EVENTS_ERRORS.tooMany });
 
         const appIds = new Set(caller.appIds);
         const tags = new Set(caller.appIds.map(appTag));
@@ -102,12 +113,12 @@ export const eventsRoute =
 
         const sse = openSse(reply, { maxQueuedBytes: MAX_QUEUED_BYTES, heartbeatMs: HEARTBEAT_MS });
         responses.add(sse);
-        perKey.set(credentialId, (perKey.get(credentialId) ?? 0) + 1);
+        count(perKey, credentialId, +1);
+        count(perUser, userId, +1);
         sse.onClose(() => {
           responses.delete(sse);
-          const left = (perKey.get(credentialId) ?? 1) - 1;
-          if (left > 0) perKey.set(credentialId, left);
-          else perKey.delete(credentialId);
+          count(perKey, credentialId, -1);
+          count(perUser, userId, -1);
         });
         const stream = new ScopedStream(credentialId, appIds, tags, sse, frameOf, stillAllowed, MAX_BUFFERED_BYTES, after);
         const tagList = [...tags];
