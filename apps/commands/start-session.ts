@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { domainToASCII } from 'node:url';
+import { parse as parseSmtpAddress } from 'smtp-address-parser';
 import { TEXT_LIMITS, textProblem } from '../../domain/shared/text.ts';
 import { userDecider, userStreamName } from '../../domain/user/decider.ts';
 import { hashKey } from '../../infra/crypto/keys.ts';
@@ -9,12 +11,28 @@ import { handleCommand } from './handle-command.ts';
 /** A user's id follows from their e-mail, so signing in twice never makes two users. */
 export const userIdForEmail = (email: string) => `usr_${createHash('sha256').update(email.trim().toLowerCase()).digest('hex').slice(0, 24)}`;
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-
-/** An e-mail address as Relay keeps it, or undefined: trimmed, lower-cased, one line, at most 254 characters. */
+/**
+ * An e-mail address as Relay keeps it, or undefined: a bare envelope address (RFC 5321, parsed by
+ * smtp-address-parser: no display name, no `<…>`, no comment, no group, a fully qualified domain),
+ * trimmed, its domain in ASCII (an internationalised name as punycode), all in lower case, at most
+ * 254 characters. The user, the sign-in limits and the mail's recipient all take this one form, so
+ * `x1<victim@example.com>` is no way around the per-address limit (issue 23): it is refused.
+ * Quoted local parts and address literals (`[127.0.0.1]`) are refused too.
+ */
 export const emailOrUndefined = (email: string): string | undefined => {
-  const normalised = email.trim().toLowerCase();
-  return EMAIL.test(normalised) && !textProblem(normalised, TEXT_LIMITS.email, true) ? normalised : undefined;
+  const trimmed = email.trim();
+  if (textProblem(trimmed, TEXT_LIMITS.email, true)) return undefined;
+  let parsed: { localPart: { DotString?: string }; domainPart: { DomainName?: string } };
+  try {
+    parsed = parseSmtpAddress(trimmed) as typeof parsed;
+  } catch {
+    return undefined;
+  }
+  const local = parsed.localPart.DotString;
+  const domain = parsed.domainPart.DomainName === undefined ? '' : domainToASCII(parsed.domainPart.DomainName);
+  if (local === undefined || domain === '') return undefined;
+  const normalised = `${local}@${domain}`.toLowerCase();
+  return textProblem(normalised, TEXT_LIMITS.email, true) ? undefined : normalised;
 };
 
 /** An e-mail address as Relay keeps it (throws when it is not one). */

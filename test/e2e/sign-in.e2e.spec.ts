@@ -97,6 +97,24 @@ describe('e-mail sign-in', () => {
     expect({ status: cross.status, body: await cross.json() }).toEqual({ status: 400, body: { success: false, error: 'Cross-origin requests are not allowed' } });
   });
 
+  it('takes a bare address only, and counts every spelling of one address against one limit (issue 23, item 4)', async () => {
+    // The review's bypass: the mail went to victim@example.com while the limit counted the literal string.
+    const client = { 'x-forwarded-for': '198.51.100.23' };
+    for (const disguised of ['x1<victim@example.com>', 'Victim <victim@example.com>', 'victim@example.com (me)', '"victim"@example.com', 'victim@[127.0.0.1]', 'g: victim@example.com;']) {
+      const res = await ask(disguised, client);
+      expect({ status: res.status, body: await res.json() }, disguised).toEqual({ status: 400, body: { success: false, error: 'Invalid email: must be an e-mail address' } });
+    }
+    const statuses = [];
+    for (const spelling of ['victim@example.com', 'VICTIM@Example.COM', ' victim@EXAMPLE.com ', 'victim@example.com']) statuses.push((await ask(spelling, client)).status);
+    expect(statuses).toEqual([202, 202, 202, 429]);
+    await waitFor(() => smtp.mails.filter((m) => m.to === 'victim@example.com').length === 3, 10_000, 'three mails to victim@example.com');
+    expect(smtp.mails.filter((m) => m.to.includes('victim'))).toHaveLength(3);
+    // An internationalised domain is one address whether written in Unicode or in its ASCII form.
+    const idn = [];
+    for (const spelling of ['idn@bücher.example', 'IDN@XN--BCHER-KVA.example', 'idn@Bücher.example', 'idn@xn--bcher-kva.example']) idn.push((await ask(spelling, client)).status);
+    expect(idn).toEqual([202, 202, 202, 429]);
+  });
+
   it('gives a recovery code once, which signs in once with the address, and withholds its hash from the history', async () => {
     const before = inbox.length;
     await ask('keeper@example.com');
