@@ -29,7 +29,15 @@ const webhookUrl = (policy: WebhookUrlPolicy) =>
     });
 
 const headerName = z.string().trim().max(TEXT_LIMITS.headerName, `Invalid webhookAuthHeaderName: must be at most ${TEXT_LIMITS.headerName} characters`);
-const secret = z.string().superRefine(boundedText('webhookAuthSecret', TEXT_LIMITS.webhookSecret, true));
+/**
+ * Sent as an HTTP header value (`Authorization: Bearer …` or the named header): printable ASCII only.
+ * Node refuses to send a character above U+00FF at all, and sends U+0080–U+00FF as bytes a receiver
+ * reading UTF-8 cannot match (issue 23): such a value is refused when it is saved.
+ */
+const secret = z
+  .string()
+  .superRefine(boundedText('webhookAuthSecret', TEXT_LIMITS.webhookSecret, true))
+  .refine((value) => /^[\x20-\x7e]*$/.test(value), 'Invalid webhookAuthSecret: must be printable ASCII characters (it is sent in an HTTP header)');
 
 export const renameUserBody = z.object({ name: name('Missing required field: name') });
 

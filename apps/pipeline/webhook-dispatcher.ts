@@ -59,7 +59,9 @@ class NotTaken extends Error {
 export const webhookHeaders = (app: AppView, secret: string | null, messageId: string, body: string, now: Date): Record<string, string> => {
   const headers: Record<string, string> = { 'user-agent': 'Relay-Webhooks', 'webhook-id': messageId, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)) };
   if (secret === null) return headers;
-  headers['webhook-signature'] = new Webhook(secret, { format: 'raw' }).sign(messageId, now, body);
+  // Keyed with the secret's UTF-8 bytes (docs/webhooks.md): the library would take the low byte of
+  // each UTF-16 unit of a string, and two different secrets could then sign alike.
+  headers['webhook-signature'] = new Webhook(Buffer.from(secret, 'utf8'), { format: 'raw' }).sign(messageId, now, body);
   if (app.settings.webhookAuthType === 'bearer') headers.authorization = `Bearer ${secret}`;
   else if (app.settings.webhookAuthType === 'header' && app.settings.webhookAuthHeaderName) headers[app.settings.webhookAuthHeaderName.toLowerCase()] = secret;
   return headers;

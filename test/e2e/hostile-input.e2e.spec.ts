@@ -124,3 +124,19 @@ describe('3. event streams: a fifth of the process budget is kept for users who 
     }
   });
 });
+
+describe('5. webhook secrets outside ASCII', () => {
+  it('are refused when they are saved, with a clear 400', async () => {
+    for (const secret of ['Ǽ-token', 'tökén', 'tab\tinside']) {
+      const res = await fetch(`${relay.url}${DASHBOARD}/apps/update`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', cookie: account.cookie },
+        body: JSON.stringify({ appId, webhookAuthType: 'bearer', webhookAuthSecret: secret }),
+      });
+      expect({ status: res.status, body: await res.json() }, secret).toEqual({
+        status: 400,
+        body: { success: false, error: secret.includes('\t') ? 'webhookAuthSecret contains invalid characters' : 'Invalid webhookAuthSecret: must be printable ASCII characters (it is sent in an HTTP header)' },
+      });
+    }
+  });
+});
