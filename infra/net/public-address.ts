@@ -48,12 +48,14 @@ const isPublicIPv6 = (address: string): boolean => {
   const g = groups(address);
   if (g.length !== 8 || g.some((n) => !Number.isInteger(n))) return false;
   const [g0, g1, g2, g3, g4, g5, g6, g7] = g as [number, number, number, number, number, number, number, number];
-  if (g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0) {
-    if (g5 === 0xffff || g5 === 0) {
-      // IPv4-mapped (::ffff:a.b.c.d) and the deprecated IPv4-compatible form: judged as IPv4 (also :: and ::1).
-      if (g5 === 0 && g6 === 0 && (g7 === 0 || g7 === 1)) return false;
-      return isPublicIPv4([g6 >> 8, g6 & 0xff, g7 >> 8, g7 & 0xff]);
-    }
+  if (g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0) {
+    // IPv4-mapped (::ffff:a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d, RFC 2765) and the deprecated
+    // IPv4-compatible form (::a.b.c.d): judged as the IPv4 address they carry (also :: and ::1).
+    const mapped = g4 === 0 && g5 === 0xffff;
+    const translated = g4 === 0xffff && g5 === 0;
+    const compatible = g4 === 0 && g5 === 0;
+    if (compatible && g6 === 0 && (g7 === 0 || g7 === 1)) return false;
+    if (mapped || translated || compatible) return isPublicIPv4([g6 >> 8, g6 & 0xff, g7 >> 8, g7 & 0xff]);
   }
   if ((g0 & 0xfe00) === 0xfc00) return false; // unique local fc00::/7
   if ((g0 & 0xffc0) === 0xfe80) return false; // link-local fe80::/10
@@ -88,7 +90,8 @@ export const webhookUrlProblem = (raw: string, policy: WebhookUrlPolicy): string
   if (url.protocol !== 'https:' && !(policy.allowLocal && url.protocol === 'http:')) return 'must use https';
   if (url.username !== '' || url.password !== '') return 'must not carry a user name or password';
   if (policy.allowLocal) return undefined;
-  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  // A fully qualified name's trailing dot (`localhost.`) names the same host: judged without it.
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname.replace(/\.+$/, '');
   if (isIPv4(host) || isIPv6(host)) return isPublicAddress(host) ? undefined : 'must not point to a loopback, private or link-local address';
   if (LOCAL_NAME.test(host) || !host.includes('.')) return 'must not point to a local host name';
   return undefined;

@@ -37,6 +37,15 @@ describe('webhook URLs', () => {
     expect(webhookUrlProblem('not a url', strict)).toBe('must be an absolute URL');
   });
 
+  it('judge a name with its trailing dot as the same name, and an IPv4-translated IPv6 address as its IPv4 address (issue 23, item 6)', () => {
+    for (const url of ['https://localhost./', 'https://vm./', 'https://a.b.internal./', 'https://printer.local../'])
+      expect(webhookUrlProblem(url, strict), url).toBe('must not point to a local host name');
+    for (const url of ['https://[::ffff:0:7f00:1]/', 'https://[::ffff:0:a00:1]/', 'https://[::ffff:127.0.0.1]/', 'https://[::7f00:1]/'])
+      expect(webhookUrlProblem(url, strict), url).toBe('must not point to a loopback, private or link-local address');
+    expect(webhookUrlProblem('https://hooks.example.com./', strict)).toBeUndefined();
+    expect(webhookUrlProblem('https://[::ffff:0:808:808]/', strict)).toBeUndefined();
+  });
+
   it('an operator may allow local targets (tests, a receiver on the same host)', () => {
     expect(webhookUrlProblem('http://127.0.0.1:9000/hook', { allowLocal: true })).toBeUndefined();
     expect(webhookUrlProblem('http://user:pw@127.0.0.1/', { allowLocal: true })).toBe('must not carry a user name or password');
