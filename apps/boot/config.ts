@@ -12,6 +12,11 @@ const optionalUrl = z.string().url().optional();
 export const configSchema = z.object({
   PORT: integer(8080).pipe(z.number().max(65_535)),
   HOST: z.string().min(1).default('0.0.0.0'),
+  /** `/metrics` on a listener of its own (METRICS_HOST:METRICS_PORT) instead of PORT: for a scraper on the operator's network only. */
+  METRICS_PORT: z.coerce.number().int().min(1).max(65_535).optional(),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  /** When set, `/metrics` answers only `Authorization: Bearer <METRICS_TOKEN>`. */
+  METRICS_TOKEN: z.string().regex(/^[\x21-\x7e]{16,256}$/, 'must be 16 to 256 printable ASCII characters without spaces').optional(),
   DATA_DIR: z.string().min(1).default('./data'),
   EVENT_STORE: z.enum(['sqlite', 'postgres', 'eventstoredb']).default('sqlite'),
   DATABASE_URL: optionalUrl,
@@ -133,7 +138,7 @@ export class ConfigError extends Error {
 }
 
 /** Settings whose value is a secret: an error names them but never shows their value. */
-const SECRET_SETTINGS: ReadonlySet<ConfigKey> = new Set(['RELAY_SECRET_KEY']);
+const SECRET_SETTINGS: ReadonlySet<ConfigKey> = new Set(['RELAY_SECRET_KEY', 'METRICS_TOKEN']);
 
 /** A URL's user name and password, wherever they appear in a value (`postgres://bob:***@db`). */
 export const redactUserInfo = (text: string): string => text.replace(/(\/\/)[^/@\s]*@/g, '$1***@');

@@ -79,7 +79,8 @@ export const buildServer = async (
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'Not found' }));
 
   await registerApiDocs(app as unknown as FastifyInstance, ctx.version, options.accountDocs);
-  await app.register(metricsRoute(ctx.metrics, options.otherMetrics));
+  // /metrics here, unless it has a listener of its own (METRICS_PORT, start-http.ts).
+  if (ctx.config.METRICS_PORT === undefined) await app.register(metricsRoute(ctx.metrics, { otherMetrics: options.otherMetrics, token: ctx.config.METRICS_TOKEN }));
   await app.register(dashboardHome(ctx));
   await app.register(publicApi(ctx, options.limiter), { prefix: '/api/v1' });
   await app.register(

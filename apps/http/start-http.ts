@@ -28,9 +28,14 @@ export const startHttp = async (
   let limiter: RateLimiter | undefined;
   let account: FastifyInstance | undefined;
   let server: FastifyInstance;
+  /** `/metrics` alone, on METRICS_PORT when set (for the API too), else on PORT (roles delivery and gateway). */
+  let metricsServer: FastifyInstance | undefined;
+  if (kind === 'metrics' || config.METRICS_PORT !== undefined) {
+    metricsServer = Fastify({ logger: false });
+    await metricsServer.register(metricsRoute(ctx.metrics, { otherMetrics: kind === 'metrics' ? undefined : otherMetrics, token: config.METRICS_TOKEN }));
+  }
   if (kind === 'metrics') {
-    server = Fastify({ logger: false });
-    await server.register(metricsRoute(ctx.metrics));
+    server = metricsServer!;
   } else {
     account = await buildAccountApp(ctx);
     if (kind === 'account') server = account;
@@ -42,11 +47,14 @@ export const startHttp = async (
   }
   const close = async () => {
     await server.close();
+    if (metricsServer !== undefined && metricsServer !== server) await metricsServer.close();
     if (account !== undefined && account !== server) await account.close();
     limiter?.close();
   };
   try {
-    await server.listen({ port: config.PORT, host: config.HOST });
+    if (kind === 'metrics' && config.METRICS_PORT !== undefined) await server.listen({ port: config.METRICS_PORT, host: config.METRICS_HOST });
+    else await server.listen({ port: config.PORT, host: config.HOST });
+    if (metricsServer !== undefined && metricsServer !== server) await metricsServer.listen({ port: config.METRICS_PORT!, host: config.METRICS_HOST });
   } catch (error) {
     await close().catch(() => undefined);
     throw error;

@@ -106,3 +106,38 @@ describe('GET /metrics', () => {
     }
   });
 });
+
+describe('GET /metrics behind METRICS_TOKEN, on a listener of its own (issue 23, item 9)', () => {
+  it('answers only the bearer token, on METRICS_HOST:METRICS_PORT, and nothing on the public port', async () => {
+    const { freePort } = await import('../support/relay-process.ts');
+    const metricsPort = await freePort();
+    const token = 'scraper-token-0123456789';
+    const guarded = await startRelayProcess({ env: { METRICS_TOKEN: token, METRICS_PORT: String(metricsPort) } });
+    try {
+      const at = `http://127.0.0.1:${metricsPort}/metrics`;
+      const refused = await fetch(at);
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get('www-authenticate')).toBe('Bearer realm="metrics"');
+      expect(await refused.json()).toEqual({ error: 'A metrics token is required (Authorization: Bearer <METRICS_TOKEN>)' });
+      expect((await fetch(at, { headers: { authorization: `Bearer ${token}x` } })).status).toBe(401);
+      const scraped = await fetch(at, { headers: { authorization: `Bearer ${token}` } });
+      expect(scraped.status).toBe(200);
+      expect(await scraped.text()).toContain('relay_http_request_duration_seconds');
+      // Not on the public port any more.
+      expect((await fetch(`${guarded.url}/metrics`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(404);
+      // The token never shows in the process's output.
+      expect(guarded.output()).not.toContain(token);
+    } finally {
+      await guarded.stop();
+      await guarded.cleanup();
+    }
+  });
+
+  it('refuses a token that is too short, naming the setting and not the value', async () => {
+    const { runCli } = await import('../support/relay-process.ts');
+    const result = await runCli(['start'], { DATA_DIR: relay.dataDir, PORT: '0', METRICS_TOKEN: 'short' });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('relay: Invalid configuration METRICS_TOKEN=(withheld, 5 characters): must be 16 to 256 printable ASCII characters without spaces\n');
+    expect(result.stderr).not.toContain('short');
+  });
+});
