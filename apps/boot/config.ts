@@ -48,6 +48,8 @@ export const configSchema = z.object({
   GROUP_SYNC_INTERVAL_MS: integer(60_000, 50),
   /** How long a group route waits for the messenger's answer before it answers 202 (the change goes on). */
   GROUP_CHANGE_WAIT_MS: integer(5000, 0),
+  /** Group changes (the five routes that change a group or make one) a user may ask for per minute. */
+  GROUP_CHANGES_PER_MIN: integer(30, 1),
   DASHBOARD_BACKEND_URL: optionalUrl,
   DASHBOARD_TIMEOUT_MS: integer(8000, 1),
   SESSION_TTL_HOURS: integer(24 * 30, 1),

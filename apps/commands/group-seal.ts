@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { groupStreamName, type GroupState } from '../../domain/group/decider.ts';
+import type { SealedMember } from '../../domain/group/events.ts';
 import type { MessageSealer } from '../../infra/crypto/message-sealer.ts';
 import type { KeyChanges, KeyVault } from '../../infra/event-store/port.ts';
 import type { GroupMember, GroupRole } from '../../infra/messenger/port.ts';
@@ -19,7 +20,7 @@ export interface GroupKey {
 }
 
 /** What a sealed group field is: bound into the sealed payload, so one does not open as another. */
-export type GroupField = 'contact' | 'group' | 'link' | 'members';
+export type GroupField = 'contact' | 'group' | 'link' | 'members' | 'member';
 
 const NEVER = new Date('9999-12-31T00:00:00.000Z');
 const ALL_USES = 2 ** 31 - 1;
@@ -48,10 +49,10 @@ export const openGroupKey = async (keys: KeyVault, sealer: MessageSealer, keyId:
 
 const bound = (appMessengerId: string, field: GroupField) => `${groupStreamName(appMessengerId)}/${field}`;
 
-export const sealGroupField = (sealer: MessageSealer, raw: Buffer, appMessengerId: string, field: Exclude<GroupField, 'members'>, value: string): string =>
+export const sealGroupField = (sealer: MessageSealer, raw: Buffer, appMessengerId: string, field: Exclude<GroupField, 'members' | 'member'>, value: string): string =>
   sealer.seal(raw, bound(appMessengerId, field), [value]);
 
-export const openGroupField = (sealer: MessageSealer, raw: Buffer, appMessengerId: string, field: Exclude<GroupField, 'members'>, sealed: string): string => {
+export const openGroupField = (sealer: MessageSealer, raw: Buffer, appMessengerId: string, field: Exclude<GroupField, 'members' | 'member'>, sealed: string): string => {
   const opened = sealer.open(raw, bound(appMessengerId, field), sealed);
   const value = opened.format === 'strings' ? opened.strings[0] : undefined;
   if (typeof value !== 'string') throw new Error(`A sealed group ${field} holds no string`);
@@ -61,9 +62,29 @@ export const openGroupField = (sealer: MessageSealer, raw: Buffer, appMessengerI
 /** Members in a stable order (by contact id), so that equal lists seal to equal digests. */
 const ordered = (members: readonly GroupMember[]) => [...members].sort((a, b) => (a.contactId < b.contactId ? -1 : a.contactId > b.contactId ? 1 : 0));
 
-export const sealMembers = (sealer: MessageSealer, raw: Buffer, appMessengerId: string, members: readonly GroupMember[]): string =>
-  sealer.seal(raw, bound(appMessengerId, 'members'), ordered(members).flatMap((m) => [m.contactId, m.role, m.status]));
+/** A keyed hash under the group's key, for one purpose. */
+const keyed = (raw: Buffer, purpose: string, value: string) => createHmac('sha256', raw).update(`${purpose}\u0000${value}`).digest('base64url').slice(0, 22);
 
+/** Each member sealed on its own, with a ref and a digest a list can be compared by without opening it (domain/group/events.ts). */
+export const sealMemberList = (sealer: MessageSealer, raw: Buffer, appMessengerId: string, members: readonly GroupMember[]): SealedMember[] =>
+  ordered(members).map((m) => ({
+    memberRef: keyed(raw, 'member-ref', m.contactId),
+    memberDigest: keyed(raw, 'member-digest', `${m.contactId}\u0000${m.role}\u0000${m.status}`),
+    sealed: sealer.seal(raw, bound(appMessengerId, 'member'), [m.contactId, m.role, m.status]),
+  }));
+
+/** Opens members sealed one by one, in a stable order (by contact id). */
+export const openMemberList = (sealer: MessageSealer, raw: Buffer, appMessengerId: string, sealed: readonly string[]): GroupMember[] =>
+  ordered(
+    sealed.map((one) => {
+      const opened = sealer.open(raw, bound(appMessengerId, 'member'), one);
+      if (opened.format !== 'strings' || opened.strings.length !== 3) throw new Error('A sealed member is not one');
+      const [contactId, role, status] = opened.strings as [string, string, string];
+      return { contactId, role: role as GroupRole, status: status === 'invited' ? 'invited' : 'joined' } satisfies GroupMember;
+    }),
+  );
+
+/** Opens a member list sealed as one (written before issue 23). */
 export const openMembers = (sealer: MessageSealer, raw: Buffer, appMessengerId: string, sealed: string): GroupMember[] => {
   const opened = sealer.open(raw, bound(appMessengerId, 'members'), sealed);
   if (opened.format !== 'strings' || opened.strings.length % 3 !== 0) throw new Error('A sealed member list is not one');

@@ -6,7 +6,7 @@ import type { RecordedEvent } from '../../infra/event-store/port.ts';
  * message bodies (docs/privacy.md: readers see that a body existed, by its `keyId`, not even
  * its ciphertext). Only `relay events copy` moves them, to another store.
  */
-const WITHHELD = new Set(['secretEncrypted', 'webhookAuthSecretEncrypted', 'keyHash', 'tokenHash', 'secretHash', 'codeHash', 'pollSecretHash', 'contactRef', 'sealed', 'sealedContact', 'bodies']);
+const WITHHELD = new Set(['secretEncrypted', 'webhookAuthSecretEncrypted', 'keyHash', 'tokenHash', 'secretHash', 'codeHash', 'pollSecretHash', 'contactRef', 'sealed', 'sealedContact', 'bodies', 'memberRef', 'memberDigest', 'removedRefs']);
 
 const withheld = (data: unknown): unknown => {
   if (Array.isArray(data)) return data.map(withheld);

@@ -11,7 +11,7 @@ import { GroupOperationError, type GroupActivity, type GroupAdministration, type
 import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
 import type { GroupsProjection, GroupView } from '../../projections/groups/groups-projection.ts';
 import { handleCommand } from '../commands/handle-command.ts';
-import { membersDigest, openGroupField, openGroupKey, sealGroupField, sealMembers } from '../commands/group-seal.ts';
+import { membersDigest, openGroupField, openGroupKey, sealGroupField, sealMemberList } from '../commands/group-seal.ts';
 import { checkpoints } from './topology.ts';
 
 export interface GroupAdministratorDeps {
@@ -89,13 +89,13 @@ export const startGroupAdministrator = async (deps: GroupAdministratorDeps): Pro
     }
   };
 
-  /** Reads the group's members from its messenger and records them (the decider drops a list that did not change). */
+  /** Reads the group's members from its messenger and records what changed (the decider drops a list that did not change, and records the whole list now and then). */
   const syncMembers = async (ref: GroupRef, groupId: string, keyId: string, raw: Buffer, groups: GroupAdministration, from: string) => {
     const members = await groups.members(from, groupId);
     const { appMessengerId } = ref;
     await record(
       appMessengerId,
-      { type: 'RecordGroupMembers', data: { appId: ref.appId, appMessengerId, messenger: ref.messenger, sealed: sealMembers(deps.sealer, raw, appMessengerId, members), keyId, memberCount: members.length, digest: membersDigest(raw, members), now: new Date() } },
+      { type: 'RecordGroupMembers', data: { appId: ref.appId, appMessengerId, messenger: ref.messenger, members: sealMemberList(deps.sealer, raw, appMessengerId, members), keyId, digest: membersDigest(raw, members), now: new Date() } },
       undefined,
       keyId,
     );

@@ -1,4 +1,4 @@
-import type { GroupOperation, GroupRef } from './events.ts';
+import type { GroupOperation, GroupRef, SealedMember } from './events.ts';
 
 export type GroupCommand =
   | {
@@ -8,4 +8,5 @@ export type GroupCommand =
   | { type: 'RecordGroupCreated'; data: { requestId: string; sealed: string; now: Date } }
   | { type: 'RecordGroupChange'; data: { requestId: string; sealed: string; now: Date } }
   | { type: 'RecordGroupChangeFailed'; data: { requestId: string; reason: string; now: Date } }
-  | { type: 'RecordGroupMembers'; data: GroupRef & { sealed: string; keyId: string; memberCount: number; digest: string; now: Date } };
+  /** The member list as the messenger has it now; the decider records what changed, or the whole list. */
+  | { type: 'RecordGroupMembers'; data: GroupRef & { members: SealedMember[]; keyId: string; digest: string; now: Date } };

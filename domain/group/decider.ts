@@ -13,7 +13,14 @@ export interface GroupState {
   /** Requests not yet carried out, in the order they were made. */
   readonly pending: ReadonlyMap<string, GroupOperation>;
   readonly membersDigest: string | null;
+  /** The last recorded list, member ref → member digest; null until a list in that form was recorded. */
+  readonly members: ReadonlyMap<string, string> | null;
+  /** Changes recorded since the last whole list. */
+  readonly changesSinceFullSync: number;
 }
+
+/** A whole member list is recorded again after this many changes (a reader folds at most this many). */
+export const GROUP_FULL_SYNC_EVERY = 50;
 
 /** At most this many requests of one app-messenger wait for the messenger at once. */
 export const MAX_PENDING_GROUP_CHANGES = 20;
@@ -22,7 +29,7 @@ export const groupStreamName = (appMessengerId: string) => `group-${appMessenger
 
 const NEEDS_MEMBER: ReadonlySet<GroupOperation> = new Set(['remove-member', 'promote-admin', 'demote-admin']);
 
-const initialState = (): GroupState => ({ ref: null, keyId: null, created: false, group: null, pending: new Map(), membersDigest: null });
+const initialState = (): GroupState => ({ ref: null, keyId: null, created: false, group: null, pending: new Map(), membersDigest: null, members: null, changesSinceFullSync: 0 });
 
 const refOf = (ref: GroupRef): GroupRef => ({ appId: ref.appId, appMessengerId: ref.appMessengerId, messenger: ref.messenger });
 
@@ -60,10 +67,19 @@ export const decide = (command: GroupCommand, state: GroupState): Decision<Group
       return [{ type: 'GroupChangeFailed', data: { ...state.ref, requestId, operation, reason, failedAt: now.toISOString() } }];
     }
     case 'RecordGroupMembers': {
-      const { sealed, keyId, memberCount, digest, now } = command.data;
+      const { members, keyId, digest, now } = command.data;
       if (!state.created || digest === state.membersDigest) return [];
       if (keyId !== state.keyId) return domainError('conflict', 'The group is sealed with another key');
-      return [{ type: 'GroupMembersSynced', data: { ...refOf(command.data), sealed, keyId, memberCount, digest, syncedAt: now.toISOString() } }];
+      const at = now.toISOString();
+      const whole = (): GroupEvent[] => [{ type: 'GroupMembersSynced', data: { ...refOf(command.data), members, keyId, memberCount: members.length, digest, syncedAt: at } }];
+      if (state.members === null || state.changesSinceFullSync + 1 >= GROUP_FULL_SYNC_EVERY) return whole();
+      const previous = state.members;
+      const changed = members.filter((m) => previous.get(m.memberRef) !== m.memberDigest);
+      const present = new Set(members.map((m) => m.memberRef));
+      const removedRefs = [...previous.keys()].filter((memberRef) => !present.has(memberRef));
+      // When most of the list changed, the list itself is the smaller record.
+      if (changed.length + removedRefs.length > Math.max(1, members.length / 2)) return whole();
+      return [{ type: 'GroupMembersChanged', data: { ...refOf(command.data), changed, removedRefs, keyId, memberCount: members.length, digest, changedAt: at } }];
     }
     default:
       return assertNever(command);
@@ -90,7 +106,19 @@ export const evolve = (state: GroupState, event: GroupEvent): GroupState => {
     case 'GroupChangeFailed':
       return settled(state, event.data.requestId);
     case 'GroupMembersSynced':
-      return { ...state, membersDigest: event.data.digest };
+      return {
+        ...state,
+        membersDigest: event.data.digest,
+        members: 'members' in event.data ? new Map(event.data.members.map((m) => [m.memberRef, m.memberDigest])) : null,
+        changesSinceFullSync: 0,
+      };
+    case 'GroupMembersChanged': {
+      if (state.members === null) return { ...state, membersDigest: event.data.digest };
+      const members = new Map(state.members);
+      for (const m of event.data.changed) members.set(m.memberRef, m.memberDigest);
+      for (const memberRef of event.data.removedRefs) members.delete(memberRef);
+      return { ...state, membersDigest: event.data.digest, members, changesSinceFullSync: state.changesSinceFullSync + 1 };
+    }
     default:
       return assertNever(event);
   }

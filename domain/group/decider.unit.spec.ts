@@ -1,6 +1,6 @@
 import { describe, it } from 'vitest';
 import { deciderSpec } from '../../test/support/decider-spec.ts';
-import { groupDecider, MAX_PENDING_GROUP_CHANGES } from './decider.ts';
+import { GROUP_FULL_SYNC_EVERY, groupDecider, MAX_PENDING_GROUP_CHANGES } from './decider.ts';
 import type { GroupEvent, GroupOperation } from './events.ts';
 
 const now = new Date('2026-01-02T03:04:05.000Z');
@@ -17,7 +17,9 @@ const requested = (requestId: string, operation: GroupOperation): GroupEvent => 
 });
 const created: GroupEvent = { type: 'GroupCreated', data: { ...ref, requestId: 'r1', sealed: 's2:group', keyId: 'k1', createdAt: at } };
 const added: GroupEvent = { type: 'GroupMemberAdded', data: { ...ref, requestId: 'r1', sealed: 's2:alice', keyId: 'k1', changedAt: at } };
-const members = (digest: string) => ({ type: 'RecordGroupMembers' as const, data: { ...ref, sealed: 's2:list', keyId: 'k1', memberCount: 1, digest, now } });
+const member = (name: string, role = 'member') => ({ memberRef: `ref-${name}`, memberDigest: `digest-${name}-${role}`, sealed: `s2:${name}-${role}` });
+const members = (digest: string, list = [member('alice')]) => ({ type: 'RecordGroupMembers' as const, data: { ...ref, members: list, keyId: 'k1', digest, now } });
+const synced = (digest: string, list = [member('alice')]): GroupEvent => ({ type: 'GroupMembersSynced', data: { ...ref, members: list, keyId: 'k1', memberCount: list.length, digest, syncedAt: at } });
 
 describe('group decider', () => {
   it('records a request to add a member, the first of the stream', () =>
@@ -86,11 +88,33 @@ describe('group decider', () => {
     spec.given([requested('r1', 'add-member'), failed]).when(request('r2', 'remove-member')).thenFails('illegal_state');
   });
 
-  it('records the member list when it changed, not when it is the same', () => {
-    const synced: GroupEvent = { type: 'GroupMembersSynced', data: { ...ref, sealed: 's2:list', keyId: 'k1', memberCount: 1, digest: 'd1', syncedAt: at } };
-    spec.given([requested('r1', 'add-member'), created]).when(members('d1')).then([synced]);
-    spec.given([requested('r1', 'add-member'), created, synced]).when(members('d1')).thenNothingHappens();
-    spec.given([requested('r1', 'add-member'), created, synced]).when(members('d2')).then([{ ...synced, data: { ...synced.data, digest: 'd2' } }]);
+  it('records the whole member list first, then nothing when it is the same', () => {
+    spec.given([requested('r1', 'add-member'), created]).when(members('d1')).then([synced('d1')]);
+    spec.given([requested('r1', 'add-member'), created, synced('d1')]).when(members('d1')).thenNothingHappens();
     spec.given([requested('r1', 'add-member')]).when(members('d1')).thenNothingHappens();
+  });
+
+  it('records what changed in the list, not the whole list (issue 23: 8.7 KB per change at 204 members)', () => {
+    const team = ['alice', 'bob', 'carol', 'dave', 'frank', 'gina'].map((name) => member(name));
+    const given = [requested('r1', 'add-member'), created, synced('d1', team)];
+    const after = [member('alice', 'admin'), member('bob'), member('carol'), member('erin'), member('frank'), member('gina')];
+    spec.given(given).when(members('d2', after)).then([
+      { type: 'GroupMembersChanged', data: { ...ref, changed: [member('alice', 'admin'), member('erin')], removedRefs: ['ref-dave'], keyId: 'k1', memberCount: 6, digest: 'd2', changedAt: at } },
+    ]);
+    // Most of the list changed: the list itself is smaller.
+    const others = ['hal', 'ida', 'jon', 'kim'].map((name) => member(name));
+    spec.given(given).when(members('d3', others)).then([synced('d3', others)]);
+  });
+
+  it('records the whole list again after GROUP_FULL_SYNC_EVERY changes, and after a list sealed as one (before issue 23)', () => {
+    const team = ['alice', 'bob', 'carol'].map((name) => member(name));
+    const changes: GroupEvent[] = Array.from({ length: GROUP_FULL_SYNC_EVERY - 1 }, (_, i) => ({
+      type: 'GroupMembersChanged',
+      data: { ...ref, changed: [member('alice', `role${i}`)], removedRefs: [], keyId: 'k1', memberCount: 3, digest: `c${i}`, changedAt: at },
+    }));
+    const next = [member('alice', 'admin'), member('bob'), member('carol')];
+    spec.given([requested('r1', 'add-member'), created, synced('d1', team), ...changes]).when(members('d9', next)).then([synced('d9', next)]);
+    const legacy: GroupEvent = { type: 'GroupMembersSynced', data: { ...ref, sealed: 's2:list', keyId: 'k1', memberCount: 3, digest: 'd1', syncedAt: at } };
+    spec.given([requested('r1', 'add-member'), created, legacy]).when(members('d9', next)).then([synced('d9', next)]);
   });
 });

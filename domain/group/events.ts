@@ -17,6 +17,18 @@ export interface GroupRef {
   readonly messenger: Messenger;
 }
 
+/**
+ * One member as a group event keeps it: `memberRef` (a keyed hash of the contact id under the
+ * group's key: the same contact, the same ref, in this group only), `memberDigest` (a keyed hash of
+ * the contact id, role and status: it changes when they do), and the member itself, sealed. Neither
+ * hash tells anything without the key; both are withheld from every public event stream.
+ */
+export interface SealedMember {
+  readonly memberRef: string;
+  readonly memberDigest: string;
+  readonly sealed: string;
+}
+
 export type GroupEvent =
   | {
       type: 'GroupChangeRequested';
@@ -39,16 +51,25 @@ export type GroupEvent =
   | { type: 'GroupInviteLinkCreated'; data: GroupRef & { requestId: string; /** the link */ sealed: string; keyId: string; changedAt: string } }
   | { type: 'GroupChangeFailed'; data: GroupRef & { requestId: string; operation: GroupOperation; reason: string; failedAt: string } }
   | {
+      /** The whole member list: the first one read, then every GROUP_FULL_SYNC_EVERY changes, or when most of it changed. */
       type: 'GroupMembersSynced';
-      data: GroupRef & {
-        /** The member list (contact id, role, status of each), sealed. */
-        sealed: string;
-        keyId: string;
-        memberCount: number;
-        /** A keyed digest of the list: equal lists, equal digests; nothing else can be learnt from it. */
-        digest: string;
-        syncedAt: string;
-      };
+      data: GroupRef &
+        (
+          | { members: SealedMember[] }
+          /** Written before issue 23: the whole list sealed as one. */
+          | { sealed: string }
+        ) & {
+          keyId: string;
+          memberCount: number;
+          /** A keyed digest of the list: equal lists, equal digests; nothing else can be learnt from it. */
+          digest: string;
+          syncedAt: string;
+        };
+    }
+  | {
+      /** What changed in the member list since the list before: members added or changed, and the refs of those gone. */
+      type: 'GroupMembersChanged';
+      data: GroupRef & { changed: SealedMember[]; removedRefs: string[]; keyId: string; memberCount: number; digest: string; changedAt: string };
     };
 
 /** The event that records a successful operation. */

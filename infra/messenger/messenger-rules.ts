@@ -27,6 +27,14 @@ const FORMATS: Record<Messenger, { pattern: RegExp; description: string; maxLeng
   session: { pattern: /^05[0-9a-fA-F]{64}$/, description: 'a 66-character hex Session ID starting with 05', maxLength: 2000 },
 };
 
+/**
+ * The most members a group on the messenger has: Signal's groups hold 1,000; Session's closed
+ * groups 100; SimpleX sets no limit of its own (a group's members each keep a connection to every
+ * other), so Relay takes Signal's.
+ */
+const GROUP_MEMBER_LIMITS: Record<Messenger, number> = { signal: 1000, simplex: 1000, session: 100 };
+export const groupMemberLimitOf = (messenger: Messenger): number => GROUP_MEMBER_LIMITS[messenger];
+
 /** The messenger's display limit, in characters. */
 export const displayLimitOf = (messenger: Messenger): number => FORMATS[messenger].maxLength;
 

@@ -21,7 +21,10 @@ export interface GroupView {
   group: string | null;
   createdAt: string | null;
   link: string | null;
+  /** The member list sealed as one (written before issue 23); null once members are kept one by one. */
   members: string | null;
+  /** The members sealed one by one, by member ref (the current form); null until a list in that form was recorded. */
+  memberEntries: Record<string, string> | null;
   memberCount: number;
   syncedAt: string | null;
   /** The latest requests (at most KEPT_OUTCOMES), oldest first, with what became of each. */
@@ -43,7 +46,7 @@ export class GroupsProjection implements Projection {
     if (event.type === 'GroupChangeRequested') {
       const view = this.byAppMessenger.get(appMessengerId) ?? {
         id: appMessengerId, appId: event.data.appId, appMessengerId, messenger: event.data.messenger, keyId: event.data.keyId,
-        group: null, createdAt: null, link: null, members: null, memberCount: 0, syncedAt: null, requests: [],
+        group: null, createdAt: null, link: null, members: null, memberEntries: null, memberCount: 0, syncedAt: null, requests: [],
       };
       view.requests.push({ requestId: event.data.requestId, outcome: { status: 'pending', operation: event.data.operation } });
       if (view.requests.length > KEPT_OUTCOMES) view.requests.splice(0, view.requests.length - KEPT_OUTCOMES);
@@ -58,10 +61,24 @@ export class GroupsProjection implements Projection {
         view.createdAt = event.data.createdAt;
         return;
       case 'GroupMembersSynced':
-        view.members = event.data.sealed;
+        if ('members' in event.data) {
+          view.memberEntries = Object.fromEntries(event.data.members.map((m) => [m.memberRef, m.sealed]));
+          view.members = null;
+        } else {
+          view.members = event.data.sealed;
+          view.memberEntries = null;
+        }
         view.memberCount = event.data.memberCount;
         view.syncedAt = event.data.syncedAt;
         return this.changed(appMessengerId);
+      case 'GroupMembersChanged': {
+        const entries = (view.memberEntries ??= {});
+        for (const m of event.data.changed) entries[m.memberRef] = m.sealed;
+        for (const memberRef of event.data.removedRefs) delete entries[memberRef];
+        view.memberCount = event.data.memberCount;
+        view.syncedAt = event.data.changedAt;
+        return this.changed(appMessengerId);
+      }
       case 'GroupInviteLinkCreated':
         view.link = event.data.sealed;
         return this.settle(view, event.data.requestId, undefined);
@@ -115,6 +132,6 @@ export class GroupsProjection implements Projection {
 
   restore(snapshot: unknown): void {
     this.byAppMessenger.clear();
-    for (const view of snapshot as GroupView[]) this.byAppMessenger.set(view.appMessengerId, view);
+    for (const view of snapshot as GroupView[]) this.byAppMessenger.set(view.appMessengerId, { ...view, memberEntries: view.memberEntries ?? null });
   }
 }

@@ -124,6 +124,20 @@ describe('group routes (simulator)', () => {
     expect({ status: noCookie.status, body: await noCookie.json() }).toEqual({ status: 400, body: { success: false, error: 'Session token is required' } });
   });
 
+  it('records each later change of the member list as what changed, not the whole list (issue 23, item 7)', async () => {
+    const events = await relay.cli(['events', '--category', 'group']);
+    const lines = events.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; data: Record<string, unknown> });
+    const lists = lines.filter((e) => e.type === 'GroupMembersSynced' || e.type === 'GroupMembersChanged');
+    expect(lists[0]!.type).toBe('GroupMembersSynced');
+    const changed = lists.filter((e) => e.type === 'GroupMembersChanged');
+    expect(changed.length).toBeGreaterThan(0);
+    for (const e of changed) {
+      // One member sealed per change (its ref, digest and seal are withheld from the public history).
+      expect((e.data.changed as unknown[]).length + (e.data.removedRefs === undefined ? 0 : 1)).toBeLessThanOrEqual(2);
+      expect(Object.keys(e.data).sort()).toEqual(['appId', 'appMessengerId', 'changed', 'changedAt', 'digest', 'keyId', 'memberCount', 'messenger']);
+    }
+  });
+
   it('keeps contact and group ids out of the public history', async () => {
     const events = await relay.cli(['events', '--category', 'group']);
     expect(events.code).toBe(0);
@@ -132,6 +146,31 @@ describe('group routes (simulator)', () => {
     expect(lines.map((e: { type: string }) => e.type)).toContain('GroupMembersSynced');
     const { groupId } = (await members(signal)).body;
     for (const secret of [ALICE, BOB, groupId, 'signal.group']) expect(events.stdout).not.toContain(secret);
+  });
+
+  it('limits group changes per user, in the account API shape (429)', async () => {
+    const limited = await startRelayProcess({ env: { GROUP_CHANGE_WAIT_MS: '0', GROUP_CHANGES_PER_MIN: '3' } });
+    try {
+      const owner = await createAccount(limited);
+      const am = (await createApp(limited, owner, ['signal'], 'Busy bot')).messengers[0]!.id;
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) statuses.push((await dashboard(limited, owner, 'POST', '/group/members/add', { appMessengerId: am, contactId: `+1555010020${i}` })).status);
+      expect(statuses.every((status) => status === 200 || status === 202)).toBe(true);
+      const res = await fetch(`${limited.url}/dashboard/api/dashboard/group/members/add`, {
+        method: 'POST',
+        headers: { cookie: owner.cookie, 'content-type': 'application/json' },
+        body: JSON.stringify({ appMessengerId: am, contactId: '+15550100209' }),
+      });
+      expect(res.status).toBe(429);
+      expect(await res.json()).toEqual({ success: false, error: 'Too many group changes: try again later' });
+      // As the account API's other limits (sign-in) say it: Retry-After in seconds.
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+      // Reading the group is not a change.
+      expect((await dashboard(limited, owner, 'GET', `/group/members?appMessengerId=${am}`)).status).toBe(200);
+    } finally {
+      await limited.stop();
+      await limited.cleanup();
+    }
   });
 
   it('forgets the group with its app', async () => {

@@ -3,10 +3,11 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { groupDecider, groupStreamName } from '../../../domain/group/decider.ts';
 import type { GroupOperation } from '../../../domain/group/events.ts';
 import { newId } from '../../../infra/ids/new-id.ts';
-import { contactRejectionOf } from '../../../infra/messenger/messenger-rules.ts';
+import { contactRejectionOf, groupMemberLimitOf } from '../../../infra/messenger/messenger-rules.ts';
+import { RateLimiter } from '../../api/rate-limiter.ts';
 import type { AppMessengerView } from '../../../projections/apps/apps-projection.ts';
 import type { RelayContext } from '../../boot/context.ts';
-import { GroupKeyGoneError, groupKeyOf, openGroupField, openGroupKey, openMembers, sealGroupField, type GroupKey } from '../../commands/group-seal.ts';
+import { GroupKeyGoneError, groupKeyOf, openGroupField, openGroupKey, openMemberList, openMembers, sealGroupField, type GroupKey } from '../../commands/group-seal.ts';
 import { DataKeyGoneError } from '../../../infra/event-store/port.ts';
 import { handleCommand } from '../../commands/handle-command.ts';
 import { fail, failDomain } from '../errors.ts';
@@ -26,6 +27,10 @@ import { requireUser } from '../session.ts';
 export const groupRoutes =
   (ctx: RelayContext): FastifyPluginAsyncZod =>
   async (app) => {
+    /** Group changes per user and minute (issue 23: they were unthrottled). */
+    const changes = new RateLimiter(60_000, 60_000);
+    app.addHook('onClose', async () => changes.close());
+
     /** The session user's app-messenger, or the reply already sent. */
     const target = async (request: Parameters<typeof requireUser>[1], reply: FastifyReply, appMessengerId: string): Promise<{ userId: string; appMessenger: AppMessengerView } | undefined> => {
       const user = await requireUser(ctx, request, reply);
@@ -66,6 +71,15 @@ export const groupRoutes =
     ): Promise<{ requestId: string; done: boolean } | undefined> => {
       if (appMessenger.address === null) return void fail(reply, 400, 'The app messenger has no bot identity yet');
       if (appMessenger.status === 'disabled') return void fail(reply, 400, 'App messenger is disabled');
+      const limit = groupMemberLimitOf(appMessenger.messenger);
+      if (operation === 'add-member' && (ctx.models.groups.group(appMessenger.id)?.memberCount ?? 0) >= limit)
+        return void fail(reply, 400, `The group is full: at most ${limit} members on ${appMessenger.messenger}`);
+      const budget = changes.consume(`group:${userId}`, 1, ctx.config.GROUP_CHANGES_PER_MIN);
+      if (!budget.allowed) {
+        const seconds = Math.max(1, Math.ceil((budget.resetAt - Date.now()) / 1000));
+        void reply.header('Retry-After', String(seconds));
+        return void fail(reply, 429, 'Too many group changes: try again later');
+      }
       const app = ctx.models.apps.app(appMessenger.appId)!;
       const requestId = newId.groupRequest();
       let key: GroupKey | undefined;
@@ -127,7 +141,12 @@ export const groupRoutes =
       return {
         ...common,
         groupId: openGroupField(ctx.sealer, raw, appMessenger.id, 'group', group.group),
-        members: group.members === null ? [] : openMembers(ctx.sealer, raw, appMessenger.id, group.members),
+        members:
+          group.memberEntries !== null
+            ? openMemberList(ctx.sealer, raw, appMessenger.id, Object.values(group.memberEntries))
+            : group.members === null
+              ? []
+              : openMembers(ctx.sealer, raw, appMessenger.id, group.members),
         memberCount: group.memberCount,
         syncedAt: group.syncedAt,
         changes: recentChanges(appMessenger.id),
