@@ -15,6 +15,7 @@ import { SimulatorStore } from '../infra/messenger/simulator/simulator-store.ts'
 import { freePort, ROOT, runCli } from '../test/support/relay-process.ts';
 import { measureFailover } from './bench/failover.ts';
 import { measureNestedJson } from './bench/nested-json.ts';
+import { measureHostileMix } from './bench/hostile-mix.ts';
 
 const duration = Number(process.argv[process.argv.indexOf('--duration') + 1]) || 5;
 /** Paired measures: this many anchor/Relay slices of `slice` seconds each. */
@@ -300,6 +301,17 @@ const main = async () => {
       row('send 50 vs Kafka producer', `${ratio(send50.rps * 50, anchor)}× Kafka’s own producer`);
     }
     simulator.close();
+    // A hostile tenant's and anonymous clients' mix, on a Relay of its own (issue 23, item 8).
+    const mix = await measureHostileMix(45);
+    const heap = (mb: number[]) => mb.map((m) => m.toFixed(0)).join(' + ');
+    row(
+      'RSS after a 45 s hostile mix',
+      `${mix.rssAfterMb.toFixed(0)} MB from ${mix.rssStartMb.toFixed(0)} MB (target ≤ 250); heap after a forced collection ${heap(mix.heapAfterMb)} MB (main + pipeline thread); requests ${JSON.stringify(mix.requests)}`,
+    );
+    row(
+      'RSS a minute after the mix',
+      `${mix.rssMinuteLaterMb.toFixed(0)} MB: ${((mix.rssMinuteLaterMb / mix.rssStartMb - 1) * 100).toFixed(0)} % over the start (target ≤ 20 %); heap ${heap(mix.heapMinuteLaterMb)} MB`,
+    );
     // Takeover across two instances on Kafka and PostgreSQL (docs/durability.md).
     try {
       const failover = await measureFailover(onKafka ? env.KAFKA_BROKERS! : kafkaBrokers(), process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
