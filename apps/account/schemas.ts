@@ -53,7 +53,14 @@ export const appBodies = (policy: WebhookUrlPolicy) => {
   };
   return {
     create: z.object({ name: name('Missing required field: name'), protocol, ...settings }),
-    update: z.object({ appId: id('Missing required field: appId'), name: name('Name is required').optional(), protocol: protocol.optional(), ...settings }),
+    update: z.object({
+      appId: id('Missing required field: appId'),
+      name: name('Name is required').optional(),
+      protocol: protocol.optional(),
+      ...settings,
+      /** A new Standard Webhooks signing secret, shown once; the old one signs beside it for WEBHOOK_SECRET_OVERLAP_HOURS. */
+      rotateWebhookSigningSecret: z.boolean({ error: 'Invalid rotateWebhookSigningSecret: must be true or false' }).optional(),
+    }),
   };
 };
 

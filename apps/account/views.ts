@@ -12,6 +12,11 @@ export const appMessengerJson = (m: AppMessengerView) => ({
   healthReason: m.healthReason,
 });
 
+const previousSigningUntil = (app: AppView): string | null => {
+  const until = app.settings.webhookPreviousSigningSecretUntil ?? null;
+  return until !== null && (app.settings.webhookPreviousSigningSecretEncrypted ?? null) !== null && Date.parse(until) > Date.now() ? until : null;
+};
+
 export const appJson = (app: AppView) => ({
   id: app.id,
   name: app.settings.name,
@@ -22,6 +27,9 @@ export const appJson = (app: AppView) => ({
   webhookAuthType: app.settings.webhookAuthType,
   webhookAuthHeaderName: app.settings.webhookAuthHeaderName,
   hasWebhookAuthSecret: app.settings.webhookAuthSecretEncrypted !== null,
+  hasWebhookSigningSecret: (app.settings.webhookSigningSecretEncrypted ?? null) !== null,
+  /** Until when the signing secret replaced by the last rotation still signs (null: none does). */
+  webhookPreviousSigningSecretUntil: previousSigningUntil(app),
   apiKeyId: app.settings.apiKeyId,
   userId: app.userId,
   createdAt: app.createdAt,

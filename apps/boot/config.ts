@@ -80,6 +80,8 @@ export const configSchema = z.object({
   WEBHOOK_BACKOFF_MAX_MS: integer(300_000, 0),
   WEBHOOK_IDLE_POLL_MS: integer(1000, 10),
   WEBHOOK_ALLOW_LOCAL: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+  /** After a rotation, how long the replaced signing secret still signs beside the new one. */
+  WEBHOOK_SECRET_OVERLAP_HOURS: z.coerce.number().min(0).max(24 * 30).default(24),
   /** Billing (docs/billing.md): the currency and price of the paid tier, the discount for a year. */
   BILLING_CURRENCY: z.string().regex(/^[A-Z]{3}$/, 'must be a three-letter currency code (ISO 4217)').default('USD'),
   BILLING_PAID_MONTHLY_PRICE: z.string().regex(/^\d{1,9}(\.\d{1,2})?$/, 'must be a price with at most two decimals').default('5.00'),

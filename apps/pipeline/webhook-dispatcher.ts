@@ -55,15 +55,29 @@ class NotTaken extends Error {
   }
 }
 
-/** The headers that authenticate Relay to the receiver (docs/webhooks.md) and the Standard Webhooks signature. */
-export const webhookHeaders = (app: AppView, secret: string | null, messageId: string, body: string, now: Date): Record<string, string> => {
+/** What a delivery is signed and authenticated with, in plain text (decrypted for the attempt). */
+export interface WebhookSecrets {
+  /** The bearer/header secret that authenticates Relay to the receiver (`webhookAuthSecret`). */
+  readonly auth: string | null;
+  /** The Standard Webhooks signing secrets (`whsec_…`): the current one, and the one it replaced while it overlaps. */
+  readonly signing: readonly string[];
+}
+
+/**
+ * The headers of a delivery (docs/webhooks.md): the Standard Webhooks id, timestamp and signature
+ * (one `v1,<base64>` per signing secret, space-separated, as the specification lists them), and the
+ * bearer or named header that authenticates Relay, which is never the signing secret. An app made
+ * before signing secrets existed and never given one signs with the UTF-8 bytes of its auth secret,
+ * as before.
+ */
+export const webhookHeaders = (app: AppView, secrets: WebhookSecrets, messageId: string, body: string, now: Date): Record<string, string> => {
   const headers: Record<string, string> = { 'user-agent': 'Relay-Webhooks', 'webhook-id': messageId, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)) };
-  if (secret === null) return headers;
-  // Keyed with the secret's UTF-8 bytes (docs/webhooks.md): the library would take the low byte of
-  // each UTF-16 unit of a string, and two different secrets could then sign alike.
-  headers['webhook-signature'] = new Webhook(Buffer.from(secret, 'utf8'), { format: 'raw' }).sign(messageId, now, body);
-  if (app.settings.webhookAuthType === 'bearer') headers.authorization = `Bearer ${secret}`;
-  else if (app.settings.webhookAuthType === 'header' && app.settings.webhookAuthHeaderName) headers[app.settings.webhookAuthHeaderName.toLowerCase()] = secret;
+  if (secrets.signing.length > 0) headers['webhook-signature'] = secrets.signing.map((secret) => new Webhook(secret).sign(messageId, now, body)).join(' ');
+  // Keyed with the secret's UTF-8 bytes: the library would take the low byte of each UTF-16 unit of a string.
+  else if (secrets.auth !== null) headers['webhook-signature'] = new Webhook(Buffer.from(secrets.auth, 'utf8'), { format: 'raw' }).sign(messageId, now, body);
+  if (secrets.auth === null) return headers;
+  if (app.settings.webhookAuthType === 'bearer') headers.authorization = `Bearer ${secrets.auth}`;
+  else if (app.settings.webhookAuthType === 'header' && app.settings.webhookAuthHeaderName) headers[app.settings.webhookAuthHeaderName.toLowerCase()] = secrets.auth;
   return headers;
 };
 
@@ -85,13 +99,22 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
 
   const webhookApps = () => deps.apps.allApps().filter((app) => app.settings.deliveryType === 'webhook' && app.settings.status === 'active' && app.settings.webhookUrl);
 
-  const secretOf = (app: AppView): string | null => (app.settings.webhookAuthSecretEncrypted === null ? null : deps.secrets.decrypt(app.settings.webhookAuthSecretEncrypted));
+  const secretsOf = (app: AppView, now: Date): WebhookSecrets => {
+    const { webhookAuthSecretEncrypted, webhookSigningSecretEncrypted, webhookPreviousSigningSecretEncrypted, webhookPreviousSigningSecretUntil } = app.settings;
+    const signing = [webhookSigningSecretEncrypted ?? null];
+    if (webhookPreviousSigningSecretUntil && Date.parse(webhookPreviousSigningSecretUntil) > now.getTime()) signing.push(webhookPreviousSigningSecretEncrypted ?? null);
+    return {
+      auth: webhookAuthSecretEncrypted === null ? null : deps.secrets.decrypt(webhookAuthSecretEncrypted),
+      signing: signing.filter((secret): secret is string => secret !== null).map((secret) => deps.secrets.decrypt(secret)),
+    };
+  };
 
   const post = async (app: AppView, opened: OpenedInbound): Promise<void> => {
     const body = JSON.stringify(opened.message);
+    const now = new Date();
     const outcome = await postWebhook({
       url: app.settings.webhookUrl!,
-      headers: webhookHeaders(app, secretOf(app), opened.message.messageId, body, new Date()),
+      headers: webhookHeaders(app, secretsOf(app, now), opened.message.messageId, body, now),
       body,
       timeoutMs: settings.timeoutMs,
       allowLocal: settings.allowLocal,

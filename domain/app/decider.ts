@@ -3,7 +3,7 @@ import { domainError } from '../shared/errors.ts';
 import type { Messenger } from '../shared/messengers.ts';
 import { customHeaderNameProblem } from '../shared/header-names.ts';
 import { TEXT_LIMITS, textError, textProblem } from '../shared/text.ts';
-import type { AppCommand, AppMessengerIds } from './commands.ts';
+import type { SigningSecretOffer, AppCommand, AppMessengerIds } from './commands.ts';
 import type { AppEvent, AppMessengerHealth, AppMessengerStatus, AppSettings } from './events.ts';
 
 export interface AppMessengerState {
@@ -59,26 +59,44 @@ const validateSettings = (settings: Partial<AppSettings>) => {
 const webhookProblem = (settings: AppSettings) =>
   settings.deliveryType === 'webhook' && !settings.webhookUrl ? domainError('validation', 'webhookUrl is required when deliveryType is webhook') : undefined;
 
+/**
+ * The signing-secret fields a change adds: the offered secret when the app is (or becomes)
+ * delivered by webhook without one, or when its owner rotates it (the one it replaces then signs
+ * beside it for the overlap).
+ */
+const signingSecretChanges = (before: Partial<AppSettings>, after: Partial<AppSettings>, offer: SigningSecretOffer, now: Date): Partial<AppSettings> => {
+  const current = before.webhookSigningSecretEncrypted ?? null;
+  if (offer.rotate && current !== null)
+    return {
+      webhookSigningSecretEncrypted: offer.encrypted,
+      webhookPreviousSigningSecretEncrypted: current,
+      webhookPreviousSigningSecretUntil: new Date(now.getTime() + offer.overlapMs).toISOString(),
+    };
+  if (current === null && (offer.rotate || after.deliveryType === 'webhook')) return { webhookSigningSecretEncrypted: offer.encrypted };
+  return {};
+};
+
 export const decide = (command: AppCommand, state: AppState): Decision<AppEvent> => {
   switch (command.type) {
     case 'CreateApp': {
       if (state.status !== 'none') return domainError('conflict', 'App already exists');
-      const { appId, userId, settings, appMessengerIds, liveApps, maxPerUser, now } = command.data;
+      const { appId, userId, settings, appMessengerIds, liveApps, maxPerUser, signingSecret, now } = command.data;
       if (liveApps >= maxPerUser) return domainError('limit', `App limit reached: at most ${maxPerUser} per user`);
       const invalid = validateSettings(settings) ?? webhookProblem(settings);
       if (invalid) return invalid;
       const protocol = [...new Set(settings.protocol)];
+      const signing = signingSecretChanges({}, settings, { ...signingSecret, rotate: false }, now);
       return [
-        { type: 'AppCreated', data: { ...settings, name: settings.name.trim(), protocol, appId, userId, createdAt: now.toISOString() } },
+        { type: 'AppCreated', data: { ...settings, ...signing, name: settings.name.trim(), protocol, appId, userId, createdAt: now.toISOString() } },
         ...addedMessengers(appId, [], protocol, appMessengerIds, now),
       ];
     }
     case 'UpdateApp': {
       if (state.status !== 'live' || state.userId !== command.data.userId) return appNotFound;
-      const { changes, appMessengerIds, now } = command.data;
+      const { changes, appMessengerIds, signingSecret, now } = command.data;
       const invalid = validateSettings(changes) ?? webhookProblem({ ...state.settings, ...changes });
       if (invalid) return invalid;
-      const normalised: Partial<AppSettings> = { ...changes };
+      const normalised: Partial<AppSettings> = { ...changes, ...signingSecretChanges(state.settings, { ...state.settings, ...changes }, signingSecret, now) };
       if (changes.name !== undefined) normalised.name = changes.name.trim();
       if (changes.protocol !== undefined) normalised.protocol = [...new Set(changes.protocol)];
       const existing = state.messengers.map((m) => m.messenger);

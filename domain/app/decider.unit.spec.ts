@@ -6,6 +6,8 @@ import type { AppEvent, AppSettings } from './events.ts';
 const now = new Date('2026-01-02T03:04:05.000Z');
 const at = now.toISOString();
 const spec = deciderSpec(appDecider);
+/** The signing secret a route offers (encrypted): taken only when the app needs one. */
+const offer = { encrypted: 'enc:whsec_new', rotate: false, overlapMs: 86_400_000 };
 const ids = { signal: 'am_s', simplex: 'am_x', session: 'am_n' };
 const settings: AppSettings = {
   name: 'Support bot',
@@ -33,7 +35,7 @@ describe('app decider', () => {
       .given([])
       .when({
         type: 'CreateApp',
-        data: { appId: 'app_1', userId: 'usr_1', settings: { ...settings, protocol: ['signal', 'signal', 'simplex'] }, appMessengerIds: ids, liveApps: 0, maxPerUser: 25, now },
+        data: { appId: 'app_1', userId: 'usr_1', settings: { ...settings, protocol: ['signal', 'signal', 'simplex'] }, appMessengerIds: ids, liveApps: 0, maxPerUser: 25, signingSecret: offer, now },
       })
       .then([
         { type: 'AppCreated', data: { ...settings, protocol: ['signal', 'simplex'], appId: 'app_1', userId: 'usr_1', createdAt: at } },
@@ -44,26 +46,26 @@ describe('app decider', () => {
   it('refuses an empty name or protocol', () => {
     spec
       .given([])
-      .when({ type: 'CreateApp', data: { appId: 'a', userId: 'u', settings: { ...settings, name: ' ' }, appMessengerIds: ids, liveApps: 0, maxPerUser: 25, now } })
+      .when({ type: 'CreateApp', data: { appId: 'a', userId: 'u', settings: { ...settings, name: ' ' }, appMessengerIds: ids, liveApps: 0, maxPerUser: 25, signingSecret: offer, now } })
       .thenFails('validation', 'Name is required');
     spec
       .given([])
-      .when({ type: 'CreateApp', data: { appId: 'a', userId: 'u', settings: { ...settings, protocol: [] }, appMessengerIds: ids, liveApps: 0, maxPerUser: 25, now } })
+      .when({ type: 'CreateApp', data: { appId: 'a', userId: 'u', settings: { ...settings, protocol: [] }, appMessengerIds: ids, liveApps: 0, maxPerUser: 25, signingSecret: offer, now } })
       .thenFails('validation', 'Protocol must name at least one messenger');
   });
 
   it('caps the live apps of a user, the length of names and the key header name', () => {
     spec
       .given([])
-      .when({ type: 'CreateApp', data: { appId: 'a', userId: 'u', settings, appMessengerIds: ids, liveApps: 25, maxPerUser: 25, now } })
+      .when({ type: 'CreateApp', data: { appId: 'a', userId: 'u', settings, appMessengerIds: ids, liveApps: 25, maxPerUser: 25, signingSecret: offer, now } })
       .thenFails('limit', 'App limit reached: at most 25 per user');
     spec
       .given([])
-      .when({ type: 'CreateApp', data: { appId: 'a', userId: 'u', settings: { ...settings, name: 'n'.repeat(101) }, appMessengerIds: ids, liveApps: 0, maxPerUser: 25, now } })
+      .when({ type: 'CreateApp', data: { appId: 'a', userId: 'u', settings: { ...settings, name: 'n'.repeat(101) }, appMessengerIds: ids, liveApps: 0, maxPerUser: 25, signingSecret: offer, now } })
       .thenFails('validation', 'Name exceeds 100 character limit');
     spec
       .given(created)
-      .when({ type: 'UpdateApp', data: { userId: 'usr_1', changes: { webhookAuthHeaderName: 'cookie' }, appMessengerIds: ids, now } })
+      .when({ type: 'UpdateApp', data: { userId: 'usr_1', changes: { webhookAuthHeaderName: 'cookie' }, appMessengerIds: ids, signingSecret: offer, now } })
       .thenFails('validation', 'Invalid webhookAuthHeaderName: must not be a standard HTTP header');
   });
 
@@ -128,13 +130,13 @@ describe('app decider', () => {
       .when({ type: 'ChangeAppMessengerStatus', data: { userId: 'usr_2', appMessengerId: 'am_s', status: 'disabled', now } })
       .thenFails('not_found');
     spec.given(created).when({ type: 'DeleteApp', data: { userId: 'usr_2', now } }).thenFails('not_found', 'App not found');
-    spec.given(created).when({ type: 'UpdateApp', data: { userId: 'usr_2', changes: { name: 'x' }, appMessengerIds: ids, now } }).thenFails('not_found');
+    spec.given(created).when({ type: 'UpdateApp', data: { userId: 'usr_2', changes: { name: 'x' }, appMessengerIds: ids, signingSecret: offer, now } }).thenFails('not_found');
   });
 
   it('an update that adds a messenger adds its app-messenger', () =>
     spec
       .given(created)
-      .when({ type: 'UpdateApp', data: { userId: 'usr_1', changes: { protocol: ['signal', 'session'] }, appMessengerIds: ids, now } })
+      .when({ type: 'UpdateApp', data: { userId: 'usr_1', changes: { protocol: ['signal', 'session'] }, appMessengerIds: ids, signingSecret: offer, now } })
       .then([
         { type: 'AppUpdated', data: { appId: 'app_1', changes: { protocol: ['signal', 'session'] }, updatedAt: at } },
         { type: 'AppMessengerAdded', data: { appId: 'app_1', appMessengerId: 'am_n', messenger: 'session', status: 'processing', addedAt: at } },
@@ -148,12 +150,42 @@ describe('app decider', () => {
   it('refuses delivery by webhook without a webhookUrl, on create and on update', () => {
     spec
       .given([])
-      .when({ type: 'CreateApp', data: { appId: 'app_1', userId: 'usr_1', settings: { ...settings, deliveryType: 'webhook' }, appMessengerIds: ids, liveApps: 0, maxPerUser: 25, now } })
+      .when({ type: 'CreateApp', data: { appId: 'app_1', userId: 'usr_1', settings: { ...settings, deliveryType: 'webhook' }, appMessengerIds: ids, liveApps: 0, maxPerUser: 25, signingSecret: offer, now } })
       .thenFails('validation', 'webhookUrl is required when deliveryType is webhook');
-    spec.given(created).when({ type: 'UpdateApp', data: { userId: 'usr_1', changes: { deliveryType: 'webhook' }, appMessengerIds: ids, now } }).thenFails('validation', 'webhookUrl is required when deliveryType is webhook');
+    spec.given(created).when({ type: 'UpdateApp', data: { userId: 'usr_1', changes: { deliveryType: 'webhook' }, appMessengerIds: ids, signingSecret: offer, now } }).thenFails('validation', 'webhookUrl is required when deliveryType is webhook');
     spec
       .given(created)
-      .when({ type: 'UpdateApp', data: { userId: 'usr_1', changes: { deliveryType: 'webhook', webhookUrl: 'https://example.com/hook' }, appMessengerIds: ids, now } })
-      .then([{ type: 'AppUpdated', data: { appId: 'app_1', changes: { deliveryType: 'webhook', webhookUrl: 'https://example.com/hook' }, updatedAt: at } }]);
+      .when({ type: 'UpdateApp', data: { userId: 'usr_1', changes: { deliveryType: 'webhook', webhookUrl: 'https://example.com/hook' }, appMessengerIds: ids, signingSecret: offer, now } })
+      .then([{ type: 'AppUpdated', data: { appId: 'app_1', changes: { deliveryType: 'webhook', webhookUrl: 'https://example.com/hook', webhookSigningSecretEncrypted: 'enc:whsec_new' }, updatedAt: at } }]);
+  });
+
+  it('gives an app delivered by webhook a signing secret once, and rotates it with an overlap in which the old one still signs (issue 24)', () => {
+    const hooked: AppEvent = { type: 'AppUpdated', data: { appId: 'app_1', changes: { deliveryType: 'webhook', webhookUrl: 'https://example.com/hook', webhookSigningSecretEncrypted: 'enc:whsec_old' }, updatedAt: at } };
+    // A second change does not replace it.
+    spec
+      .given([...created, hooked])
+      .when({ type: 'UpdateApp', data: { userId: 'usr_1', changes: { webhookUrl: 'https://example.com/other' }, appMessengerIds: ids, signingSecret: offer, now } })
+      .then([{ type: 'AppUpdated', data: { appId: 'app_1', changes: { webhookUrl: 'https://example.com/other' }, updatedAt: at } }]);
+    spec
+      .given([...created, hooked])
+      .when({ type: 'UpdateApp', data: { userId: 'usr_1', changes: {}, appMessengerIds: ids, signingSecret: { ...offer, rotate: true }, now } })
+      .then([
+        {
+          type: 'AppUpdated',
+          data: {
+            appId: 'app_1',
+            changes: { webhookSigningSecretEncrypted: 'enc:whsec_new', webhookPreviousSigningSecretEncrypted: 'enc:whsec_old', webhookPreviousSigningSecretUntil: '2026-01-03T03:04:05.000Z' },
+            updatedAt: at,
+          },
+        },
+      ]);
+    // Created as a webhook app: it has its secret from the start; a poll app has none.
+    spec
+      .given([])
+      .when({ type: 'CreateApp', data: { appId: 'app_1', userId: 'usr_1', settings: { ...settings, deliveryType: 'webhook', webhookUrl: 'https://example.com/hook' }, appMessengerIds: ids, liveApps: 0, maxPerUser: 25, signingSecret: offer, now } })
+      .then([
+        { type: 'AppCreated', data: { ...settings, deliveryType: 'webhook', webhookUrl: 'https://example.com/hook', webhookSigningSecretEncrypted: 'enc:whsec_new', appId: 'app_1', userId: 'usr_1', createdAt: at } },
+        { type: 'AppMessengerAdded', data: { appId: 'app_1', appMessengerId: 'am_s', messenger: 'signal', status: 'processing', addedAt: at } },
+      ]);
   });
 });

@@ -22,6 +22,16 @@ export interface AppSettings {
   webhookAuthSecretEncrypted: string | null;
   webhookAuthHeaderName: string | null;
   apiKeyId: string | null;
+  /**
+   * The Standard Webhooks signing secret (`whsec_` + base64 of 32 random bytes), encrypted: Relay
+   * makes it when the app is first delivered by webhook, and on rotation; apart from the
+   * bearer/header secret that authenticates Relay to the receiver. Absent from apps made before
+   * issue 24 (then null).
+   */
+  webhookSigningSecretEncrypted?: string | null;
+  /** The secret before the last rotation, which signs beside the new one until `…Until` (ISO 8601). */
+  webhookPreviousSigningSecretEncrypted?: string | null;
+  webhookPreviousSigningSecretUntil?: string | null;
 }
 
 export type AppEvent =

@@ -10,6 +10,11 @@
  * address (`acceptingContactRequest`, `contactConnected`), received messages (`newChatItems`), and
  * groups (`/_group`, `/_add` as an invitation the contact accepts, `/_remove` and `/_member role` by
  * group member id, `/_members`, `/_get link`, `/_create link`) with their refusals.
+ *
+ * As the core does (`checkSameUser` in its Library/Commands.hs), a command that names a user id
+ * (`/_show_address`, `/_address`, `/_address_settings`, `/_group`) acts only for the active user and
+ * is refused with `differentActiveUser` for any other; `/_create user` makes the new user active and
+ * `/_user <userId>` selects one.
  */
 import { WebSocketServer, type WebSocket } from 'ws';
 
@@ -198,8 +203,17 @@ export class FakeSimplexChat {
     socket.send(JSON.stringify({ corrId: request.corrId, resp: this.answer(request.cmd) }));
   }
 
+  /** The user a command names, when it is the active one (the core's checkSameUser), or the refusal. */
+  private sameUser(id: string): FakeUser | object {
+    const found = this.users.get(Number(id));
+    if (!found) return storeError('userNotFound', { userId: Number(id) });
+    if (found.userId !== this.activeUserId) return chatError('differentActiveUser', { commandUserId: found.userId, activeUserId: this.activeUserId ?? 0 });
+    return found;
+  }
+
   private answer(cmd: string): object {
     const user = (id: string) => this.users.get(Number(id));
+    const isUser = (value: FakeUser | object): value is FakeUser => 'userId' in value && 'displayName' in value;
     let m: RegExpExecArray | null;
     if (cmd === '/users') return { type: 'usersList', users: [...this.users.values()].map((u) => ({ user: this.userJson(u), unreadCount: 0 })) };
     if ((m = /^\/_create user (.+)$/.exec(cmd))) {
@@ -219,20 +233,20 @@ export class FakeSimplexChat {
       return { type: 'activeUser', user: this.userJson(found) };
     }
     if ((m = /^\/_show_address (\d+)$/.exec(cmd))) {
-      const found = user(m[1]!);
-      if (!found) return storeError('userNotFound', { userId: Number(m[1]) });
+      const found = this.sameUser(m[1]!);
+      if (!isUser(found)) return found;
       if (!found.address) return storeError('userContactLinkNotFound');
       return { type: 'userContactLink', user: this.userJson(found), contactLink: { userContactLinkId: found.userId, connLinkContact: found.address, shortLinkDataSet: true, shortLinkLargeDataSet: false, addressSettings: { businessAddress: false, ...(found.autoAccept ? { autoAccept: { acceptIncognito: false } } : {}) } } };
     }
     if ((m = /^\/_address (\d+)$/.exec(cmd))) {
-      const found = user(m[1]!);
-      if (!found) return storeError('userNotFound', { userId: Number(m[1]) });
+      const found = this.sameUser(m[1]!);
+      if (!isUser(found)) return found;
       found.address = { connFullLink: `simplex:/contact#/?v=2-7&smp=smp%3A%2F%2Ffake%40127.0.0.1%2Fu${found.userId}`, connShortLink: `https://smp.fake.example/a#u${found.userId}${Math.random().toString(36).slice(2, 10)}` };
       return { type: 'userContactLinkCreated', user: this.userJson(found), connLinkContact: found.address };
     }
     if ((m = /^\/_address_settings (\d+) (.+)$/.exec(cmd))) {
-      const found = user(m[1]!);
-      if (!found) return storeError('userNotFound', { userId: Number(m[1]) });
+      const found = this.sameUser(m[1]!);
+      if (!isUser(found)) return found;
       found.autoAccept = (JSON.parse(m[2]!) as { autoAccept?: unknown }).autoAccept !== undefined;
       return { type: 'userContactLinkUpdated', user: this.userJson(found), contactLink: { connLinkContact: found.address } };
     }
@@ -279,8 +293,8 @@ export class FakeSimplexChat {
       return group && group.userId === active?.userId ? group : undefined;
     };
     if ((m = /^\/_group (\d+) (.+)$/.exec(cmd))) {
-      const owner = this.users.get(Number(m[1]));
-      if (!owner) return storeError('userNotFound', { userId: Number(m[1]) });
+      const owner = this.sameUser(m[1]!);
+      if (!('userId' in owner && 'displayName' in owner)) return owner;
       const name = String((JSON.parse(m[2]!) as { displayName?: unknown }).displayName ?? '');
       if (name === '' || /^[#@']/.test(name) || name.trim() !== name) return chatError('invalidDisplayName', { displayName: name, validName: name.trim() });
       const group: FakeGroup = { groupId: this.nextId++, userId: owner.userId, name, members: [] };

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
 import type { AppMessengerIds } from '../../../domain/app/commands.ts';
@@ -39,6 +40,25 @@ export const appRoutes =
       return { changes } as const;
     };
 
+    /**
+     * A Standard Webhooks signing secret for the decider to take if the app needs one (a webhook app
+     * without one, or a rotation), and how to tell whether it did: its plain text is shown once.
+     */
+    const signingOffer = (rotate: boolean) => {
+      const secret = `whsec_${randomBytes(32).toString('base64')}`;
+      const encrypted = ctx.secrets.encrypt(secret);
+      return {
+        offer: { encrypted, rotate, overlapMs: ctx.config.WEBHOOK_SECRET_OVERLAP_HOURS * 3_600_000 },
+        shown: (events: ReadonlyArray<{ data: unknown }>) =>
+          events.some((event) => {
+            const data = event.data as { webhookSigningSecretEncrypted?: unknown; changes?: { webhookSigningSecretEncrypted?: unknown } };
+            return data.webhookSigningSecretEncrypted === encrypted || data.changes?.webhookSigningSecretEncrypted === encrypted;
+          })
+            ? { webhookSigningSecret: secret }
+            : {},
+      };
+    };
+
     app.get('/apps', { schema: { summary: 'The user’s apps with their app-messengers' } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
@@ -51,6 +71,7 @@ export const appRoutes =
       const settings = settingsOf(user, request.body);
       if ('error' in settings) return fail(reply, 400, settings.error!);
       const appId = newId.app();
+      const signing = signingOffer(false);
       const result = await handleCommand(
         ctx.store,
         appStreamName(appId),
@@ -64,6 +85,7 @@ export const appRoutes =
             appMessengerIds: freshAppMessengerIds(),
             liveApps: ctx.models.apps.appsOf(user.id).length,
             maxPerUser: ctx.config.MAX_APPS_PER_USER,
+            signingSecret: signing.offer,
             now: new Date(),
           },
         },
@@ -73,7 +95,7 @@ export const appRoutes =
       await ctx.projections.catchUp();
       // The inbound queue exists from the start, so a poll never races its creation.
       await ctx.broker.ensureTopics([topics.inbound(appId)]).catch((error: unknown) => request.log.warn({ err: error }, 'inbound topic not created yet'));
-      return appJson(ctx.models.apps.app(appId)!);
+      return { ...appJson(ctx.models.apps.app(appId)!), ...signing.shown(result.events) };
     });
 
     app.post('/apps/update', { schema: { summary: 'Change fields of an app', body: updateBody } }, async (request, reply) => {
@@ -81,16 +103,17 @@ export const appRoutes =
       if (!user) return reply;
       const settings = settingsOf(user, request.body);
       if ('error' in settings) return fail(reply, 400, settings.error!);
+      const signing = signingOffer(request.body.rotateWebhookSigningSecret === true);
       const result = await handleCommand(
         ctx.store,
         appStreamName(request.body.appId),
         appDecider,
-        { type: 'UpdateApp', data: { userId: user.id, changes: settings.changes, appMessengerIds: freshAppMessengerIds(), now: new Date() } },
+        { type: 'UpdateApp', data: { userId: user.id, changes: settings.changes, appMessengerIds: freshAppMessengerIds(), signingSecret: signing.offer, now: new Date() } },
         { actor: `user:${user.id}`, correlationId: request.id },
       );
       if (!result.ok) return failDomain(reply, result.error);
       await ctx.projections.catchUp();
-      return appJson(ctx.models.apps.app(request.body.appId)!);
+      return { ...appJson(ctx.models.apps.app(request.body.appId)!), ...signing.shown(result.events) };
     });
 
     app.delete<{ Params: { appId: string } }>('/apps/:appId', { schema: { summary: 'Delete an app' } }, async (request, reply) => {

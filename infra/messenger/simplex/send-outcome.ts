@@ -3,7 +3,7 @@
  * never carry the contact or group id: they stay in clear in the history.
  */
 import type { DeliveryResult } from '../port.ts';
-import type { SimplexCommandError } from './simplex-client.ts';
+import { SimplexUnavailableError, type SimplexCommandError } from './simplex-client.ts';
 
 const PERMANENT: Record<string, string> = {
   'errorStore/contactNotFound': "The contact is not a contact of the bot's SimpleX user",
@@ -20,6 +20,9 @@ const TRANSIENT: Record<string, string> = {
 };
 
 export const outcomeOfSendError = (error: SimplexCommandError): DeliveryResult => {
+  // Another client of simplex-chat switched its active user between our selection and the send:
+  // nothing was sent, and no answer of the messenger about this message; tried again, no attempt spent.
+  if (error.kind === 'error/differentActiveUser') throw new SimplexUnavailableError('simplex-chat had another active user; the send is tried again');
   const permanent = PERMANENT[error.kind];
   if (permanent) return { ok: false, permanent: true, reason: permanent };
   return { ok: false, permanent: false, reason: TRANSIENT[error.kind] ?? `simplex-chat failed to send (${error.kind})` };

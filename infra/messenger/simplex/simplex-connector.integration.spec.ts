@@ -97,4 +97,35 @@ describe('SimpleX connector (fake simplex-chat)', () => {
     expect(await gone.checkHealth()).toEqual({ reachable: false, reason: 'simplex-chat cannot be reached' });
     await gone.close();
   });
+
+  it('after a restart with two bots, selects each bot as the active user: health, routing and sends reach the right bot (issue 24, item 1)', async () => {
+    const other = await connector.provision('am_other'); // now the active user of simplex-chat
+    const carol = String(fake.connect(other, 'carol'));
+    await connector.close();
+    // A new connector (Relay restarted) knows none of the addresses.
+    const restarted = new SimplexConnector({ url: fake.url, timeoutMs: 5_000, log: quietSimplexLog, reconnect: { minMs: 50, maxMs: 200 }, retry: { minMs: 10, maxMs: 50 } });
+    connector = restarted;
+    const got: InboundFromContact[] = [];
+    await restarted.listen(async (m) => void got.push(m));
+    await eventually(() => expect(fake.listeners).toBe(1), 5_000);
+    expect(await restarted.checkHealth()).toEqual({ reachable: true, identities: new Set([from, other]) });
+    fake.contactWrites(Number(contacts[0]), 'to the first bot');
+    fake.contactWrites(Number(carol), 'to the second bot');
+    await eventually(() => expect(got.map((m) => [m.to, m.text])).toEqual([[from, 'to the first bot'], [other, 'to the second bot']]));
+    // Re-provisioning a bot that is not the active user finds its address again.
+    expect(await restarted.provision('am_contract')).toBe(from);
+    expect(await restarted.provision('am_other')).toBe(other);
+    expect(await restarted.provision('am_contract')).toBe(from);
+    expect(await restarted.deliver({ messageId: 'x1', from, contactId: contacts[0], text: 'reply A' })).toEqual({ ok: true });
+    expect(await restarted.deliver({ messageId: 'x2', from: other, contactId: carol, text: 'reply B' })).toEqual({ ok: true });
+    expect(fake.sent.slice(-2).map((s) => [s.userId, s.text])).toEqual([
+      [fake.userIdOfAddress(from), 'reply A'],
+      [fake.userIdOfAddress(other), 'reply B'],
+    ]);
+  });
+
+  it('takes differentActiveUser as a refusal for now: the delivery waits, no attempt is spent', async () => {
+    fake.failNextSend('error/differentActiveUser');
+    await expect(connector.deliver({ messageId: 'd1', from, contactId: contacts[0], text: 'hi' })).rejects.toBeInstanceOf(SimplexUnavailableError);
+  });
 });

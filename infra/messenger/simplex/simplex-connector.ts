@@ -5,8 +5,11 @@
  * itself, their text messages (`newChatItems`) are handed to the gateway, and replies go out with
  * `/_send @<contactId>` or `/_send #<groupId>` as that user.
  *
- * simplex-chat applies chat commands as its active user, so switching to the sending user and
- * sending are done as one step, one at a time (commands on one connection run in order).
+ * simplex-chat runs a command that names a user (`/_show_address`, `/_address`, `/_group`, …) only
+ * for its active user (`differentActiveUser` otherwise), and `/_send` as the active user: so every
+ * user's command is preceded by `/_user <userId>` and run with it as one step, one at a time
+ * (commands on one connection run in order; `alone`). A `differentActiveUser` that still comes
+ * (another client switched users between the two) is a refusal for now.
  */
 import { rejectionOf } from '../messenger-rules.ts';
 import { InboundHandoff, type HandoffLog } from '../inbound-handoff.ts';
@@ -50,7 +53,7 @@ export class SimplexConnector implements MessengerConnector {
   readonly groups: SimplexGroups = new SimplexGroups((from, work) =>
     this.alone(async () => {
       const userId = await this.userIdOf(from);
-      await this.client.command(`/_user ${userId}`);
+      await this.select(userId);
       return work((cmd) => this.client.command(cmd), userId);
     }),
   );
@@ -79,7 +82,7 @@ export class SimplexConnector implements MessengerConnector {
       const users = await this.users();
       const existing = users.find((u) => u.profile?.displayName === name);
       const userId = existing?.userId ?? (await this.createUser(name));
-      const address = await this.addressOf(userId, true);
+      const address = await this.addressOf(userId, true); // selects the user
       await this.client.command(`/_address_settings ${userId} ${JSON.stringify({ autoAccept: { acceptIncognito: false }, businessAddress: false })}`);
       return address;
     });
@@ -94,7 +97,7 @@ export class SimplexConnector implements MessengerConnector {
     try {
       const answer = await this.alone(async () => {
         const userId = await this.userIdOf(delivery.from);
-        await this.client.command(`/_user ${userId}`);
+        await this.select(userId);
         return this.client.command(`/_send ${target} json ${messages}`);
       });
       if (answer.type === 'newChatItems') return { ok: true };
@@ -112,7 +115,7 @@ export class SimplexConnector implements MessengerConnector {
       const addresses = new Set<string>();
       for (const user of users) {
         // A user's address is asked for once; the round only asks which users there are.
-        const address = this.addressOfUser.get(user.userId) ?? (await this.addressOf(user.userId, false).catch(() => undefined));
+        const address = this.addressOfUser.get(user.userId) ?? (await this.knownAddressOf(user.userId));
         if (address) addresses.add(address);
       }
       return { reachable: true, identities: addresses };
@@ -140,7 +143,7 @@ export class SimplexConnector implements MessengerConnector {
     const { received, malformed } = readNewChatItems(event);
     if (malformed > 0) this.options.log.warn({ malformed }, 'skipped chat items of unexpected shape');
     for (const item of received) {
-      const to = this.addressOfUser.get(item.userId) ?? (await this.addressOf(item.userId, false).catch(() => undefined));
+      const to = this.addressOfUser.get(item.userId) ?? (await this.knownAddressOf(item.userId));
       if (!to) {
         this.options.log.warn({ userId: item.userId }, 'a SimpleX message to a user without an address was not routed');
         continue;
@@ -162,7 +165,7 @@ export class SimplexConnector implements MessengerConnector {
     const userId = (event.user as User | undefined)?.userId;
     const groupId = (event.groupInfo as { groupId?: unknown } | undefined)?.groupId;
     if (!this.onGroupActivity || typeof userId !== 'number' || typeof groupId !== 'number') return;
-    const to = this.addressOfUser.get(userId) ?? (await this.addressOf(userId, false).catch(() => undefined));
+    const to = this.addressOfUser.get(userId) ?? (await this.knownAddressOf(userId));
     if (to) this.onGroupActivity({ messenger: 'simplex', to, groupId: String(groupId) });
   }
 
@@ -185,9 +188,20 @@ export class SimplexConnector implements MessengerConnector {
     return userId;
   }
 
-  /** The user's contact address (created when `create` and there is none). */
+  /** Makes the user simplex-chat's active user (inside `alone`). */
+  private async select(userId: number): Promise<void> {
+    await this.client.command(`/_user ${userId}`);
+  }
+
+  /** The user's address, if it has one, asked for as that user outside a step of `alone`. */
+  private knownAddressOf(userId: number): Promise<string | undefined> {
+    return this.alone(() => this.addressOf(userId, false)).catch(() => undefined);
+  }
+
+  /** The user's contact address (created when `create` and there is none); selects the user (inside `alone`). */
   private async addressOf(userId: number, create: boolean): Promise<string> {
     let link: string | undefined;
+    await this.select(userId);
     try {
       const shown = await this.client.command(`/_show_address ${userId}`);
       link = linkOf((shown.contactLink as { connLinkContact?: Link } | undefined)?.connLinkContact);
