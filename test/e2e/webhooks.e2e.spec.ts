@@ -8,6 +8,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { Webhook as SvixWebhook } from 'svix';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, createAccount, createApp, createKey, dashboard, waitFor, type Account } from '../support/account-fixture.ts';
 import { startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
@@ -26,6 +28,8 @@ describe('webhook delivery of inbound messages', () => {
   let key: string;
   let receiver: http.Server;
   let url: string;
+  /** The app's Standard Webhooks signing secret, as the update that made it delivered by webhook showed it once. */
+  let signingSecret: string;
   const received: Received[] = [];
   /** Statuses to answer next, in order; 204 once they run out. */
   const failures: number[] = [];
@@ -56,6 +60,7 @@ describe('webhook delivery of inbound messages', () => {
     key = (await createKey(relay, account, [appId])).secret;
     const updated = await dashboard(relay, account, 'POST', '/apps/update', { appId, deliveryType: 'webhook', webhookUrl: url, webhookAuthType: 'bearer', webhookAuthSecret: SECRET });
     expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+    signingSecret = updated.body.webhookSigningSecret;
   });
   afterAll(async () => {
     await relay?.stop();
@@ -86,8 +91,23 @@ describe('webhook delivery of inbound messages', () => {
       isCommand: false,
     });
     expect(delivery!.headers).toMatchObject({ 'content-type': 'application/json', authorization: `Bearer ${SECRET}`, 'webhook-id': message.messageId, 'webhook-signature': expect.stringMatching(/^v1,/) });
-    expect(new Webhook(SECRET, { format: 'raw' }).verify(delivery!.body, delivery!.headers as Record<string, string>)).toEqual(message);
-    expect(() => new Webhook('another secret', { format: 'raw' }).verify(delivery!.body, delivery!.headers as Record<string, string>)).toThrow();
+    const headers = delivery!.headers as Record<string, string>;
+    // The official libraries, with their default settings, verify it with the secret Relay made.
+    expect(signingSecret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(new Webhook(signingSecret).verify(delivery!.body, headers)).toEqual(message);
+    expect(() => new SvixWebhook(signingSecret).verify(delivery!.body, headers)).not.toThrow();
+    expect(() => new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).verify(delivery!.body, headers)).toThrow();
+    // And by hand, as the specification says.
+    const expected = createHmac('sha256', Buffer.from(signingSecret.slice(6), 'base64')).update(`${headers['webhook-id']}.${headers['webhook-timestamp']}.${delivery!.body}`).digest();
+    const given = Buffer.from(headers['webhook-signature']!.split(' ')[0]!.slice(3), 'base64');
+    expect(given.length === expected.length && timingSafeEqual(given, expected)).toBe(true);
+    // The bearer secret is not the signing key, and the signing secret is never sent.
+    expect(() => new Webhook(SECRET, { format: 'raw' }).verify(delivery!.body, headers)).toThrow();
+    expect(JSON.stringify(delivery!.headers)).not.toContain(signingSecret.slice(6, 26));
+    // The app shows no more than that it has one.
+    const listed = (await dashboard(relay, account, 'GET', '/apps')).body.items.find((a: { id: string }) => a.id === appId);
+    expect(listed).toMatchObject({ hasWebhookSigningSecret: true, webhookPreviousSigningSecretUntil: null });
+    expect(JSON.stringify(listed)).not.toContain('whsec_');
     // Its messages are the webhook's: a poll does not take them.
     expect((await api(relay, 'GET', '/messages/poll', { key })).body).toMatchObject({ messages: [], count: 0 });
   });
@@ -100,6 +120,24 @@ describe('webhook delivery of inbound messages', () => {
     expect(delivery!.headers['x-hook-token']).toBe(SECRET);
     expect(delivery!.headers.authorization).toBeUndefined();
     expect((await dashboard(relay, account, 'POST', '/apps/update', { appId, webhookAuthType: 'bearer', webhookAuthHeaderName: null })).status).toBe(200);
+  });
+
+  it('rotates the signing secret: shown once, and the old one signs beside it during the overlap', async () => {
+    received.length = 0;
+    const rotated = await dashboard(relay, account, 'POST', '/apps/update', { appId, rotateWebhookSigningSecret: true });
+    expect(rotated.status).toBe(200);
+    const fresh = rotated.body.webhookSigningSecret as string;
+    expect(fresh).toMatch(/^whsec_/);
+    expect(fresh).not.toBe(signingSecret);
+    expect(Date.parse(rotated.body.webhookPreviousSigningSecretUntil)).toBeGreaterThan(Date.now() + 23 * 3_600_000);
+    // A change that asks for nothing of it shows no secret.
+    expect((await dashboard(relay, account, 'POST', '/apps/update', { appId, webhookUrl: url })).body.webhookSigningSecret).toBeUndefined();
+    await contactWrites('after the rotation');
+    const [delivery] = await waitFor(() => (taken().length >= 1 ? taken() : undefined), 10_000, 'the webhook POST');
+    const headers = delivery!.headers as Record<string, string>;
+    expect(headers['webhook-signature']!.split(' ')).toHaveLength(2);
+    for (const secret of [fresh, signingSecret]) expect(() => new Webhook(secret).verify(delivery!.body, headers)).not.toThrow();
+    signingSecret = fresh;
   });
 
   it('tries a failing receiver again and delivers in order once it recovers', async () => {
