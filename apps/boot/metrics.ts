@@ -31,6 +31,10 @@ export interface RelayMetrics {
   readonly bodiesForgotten: Counter<'reason'>;
   /** Inbound records a poll found whose body was forgotten before anyone polled them. */
   readonly pollForgotten: Counter;
+  /** Webhook attempts by outcome, failed ones by kind, and messages given up on (docs/webhooks.md). */
+  readonly webhookAttempts: Counter<'outcome'>;
+  readonly webhookFailures: Counter<'kind'>;
+  readonly webhooksAbandoned: Counter;
   /** 1 for each leased role running in this process (docs/durability.md), 0 for the others. */
   readonly rolesHeld: Gauge<'group' | 'role'>;
 }
@@ -178,6 +182,17 @@ export const createMetrics = ({ store, broker, deliveryPolicy, apps, collectTime
       return counter;
     })(),
     pollForgotten: new Counter({ name: `${METRICS_PREFIX}poll_forgotten_total`, help: 'Inbound messages found by a poll after their body was forgotten (retention passed before anyone polled)', registers }),
+    webhookAttempts: (() => {
+      const counter = new Counter({ name: `${METRICS_PREFIX}webhook_attempts_total`, help: 'Webhook deliveries tried, by outcome (delivered, failed)', labelNames: ['outcome'] as const, registers });
+      for (const outcome of ['delivered', 'failed']) counter.inc({ outcome }, 0);
+      return counter;
+    })(),
+    webhookFailures: (() => {
+      const counter = new Counter({ name: `${METRICS_PREFIX}webhook_failures_total`, help: 'Failed webhook attempts, by kind (status, timeout, unreachable, refused, request)', labelNames: ['kind'] as const, registers });
+      for (const kind of ['status', 'timeout', 'unreachable', 'refused', 'request']) counter.inc({ kind }, 0);
+      return counter;
+    })(),
+    webhooksAbandoned: new Counter({ name: `${METRICS_PREFIX}webhooks_abandoned_total`, help: 'Inbound messages given up on after every webhook attempt failed', registers }),
     rolesHeld: new Gauge({ name: `${METRICS_PREFIX}role_held`, help: 'Leased roles of the pipeline: 1 where this process runs the role, 0 where another process may', labelNames: ['group', 'role'] as const, registers }),
   };
 };

@@ -86,6 +86,7 @@ export const deliveryRoles = (ctx: RelayContext, bodies: BodyOpener, log: Logger
           idlePollMs: config.WEBHOOK_IDLE_POLL_MS,
           allowLocal: config.WEBHOOK_ALLOW_LOCAL,
         },
+        metrics: ctx.metrics,
         log: ctx.log.child({ component: 'webhooks' }),
       });
       try {

@@ -11,6 +11,7 @@ import type { AppView, AppsProjection } from '../../projections/apps/apps-projec
 import { openInboundRecords, type OpenedInbound } from '../api/polled-messages.ts';
 import { handleCommand } from '../commands/handle-command.ts';
 import { topics } from './topology.ts';
+import type { RelayMetrics } from '../boot/metrics.ts';
 
 export interface WebhookSettings {
   readonly timeoutMs: number;
@@ -31,6 +32,7 @@ export interface WebhookDispatcherDeps {
   readonly secrets: SecretBox;
   readonly apps: AppsProjection;
   readonly settings: WebhookSettings;
+  readonly metrics?: Pick<RelayMetrics, 'webhookAttempts' | 'webhookFailures' | 'webhooksAbandoned'>;
   readonly log: Logger;
   readonly lookup?: LookupFunction;
 }
@@ -120,7 +122,12 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
       allowLocal: settings.allowLocal,
       ...(deps.lookup ? { lookup: deps.lookup } : {}),
     });
-    if (!outcome.ok) throw new NotTaken(outcome);
+    if (!outcome.ok) {
+      deps.metrics?.webhookAttempts.inc({ outcome: 'failed' });
+      deps.metrics?.webhookFailures.inc({ kind: outcome.kind });
+      throw new NotTaken(outcome);
+    }
+    deps.metrics?.webhookAttempts.inc({ outcome: 'delivered' });
   };
 
   /** Gives the message at the head of the queue up: it leaves the queue, recorded as abandoned. */
@@ -139,6 +146,7 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
         );
       },
     });
+    deps.metrics?.webhooksAbandoned.inc();
     if (gone?.keyId) await deps.store.keys.release([gone.keyId]);
     log.warn({ appId: app.id, messageId: gone?.messageId, attempts, reason: last.reason }, 'webhook delivery abandoned');
   };

@@ -87,12 +87,12 @@ export const webhookUrlProblem = (raw: string, policy: WebhookUrlPolicy): string
   } catch {
     return 'must be an absolute URL';
   }
-  if (url.protocol !== 'https:' && !(policy.allowLocal && url.protocol === 'http:')) return 'must use https';
+  if (url.protocol !== 'https:' && !(policy.allowLocal && url.protocol === 'http:')) return 'must use https (an operator allows http with WEBHOOK_ALLOW_LOCAL=true)';
   if (url.username !== '' || url.password !== '') return 'must not carry a user name or password';
   if (policy.allowLocal) return undefined;
   // A fully qualified name's trailing dot (`localhost.`) names the same host: judged without it.
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname.replace(/\.+$/, '');
-  if (isIPv4(host) || isIPv6(host)) return isPublicAddress(host) ? undefined : 'must not point to a loopback, private or link-local address';
-  if (LOCAL_NAME.test(host) || !host.includes('.')) return 'must not point to a local host name';
+  if (isIPv4(host) || isIPv6(host)) return isPublicAddress(host) ? undefined : 'must not point to a loopback, private or link-local address (an operator allows it with WEBHOOK_ALLOW_LOCAL=true)';
+  if (LOCAL_NAME.test(host) || !host.includes('.')) return 'must not point to a local host name (an operator allows it with WEBHOOK_ALLOW_LOCAL=true)';
   return undefined;
 };

@@ -24,24 +24,24 @@ describe('webhook URLs', () => {
   });
 
   it('refuse plain http, user info, local names and non-public addresses', () => {
-    expect(webhookUrlProblem('http://hooks.example.com/', strict)).toBe('must use https');
-    expect(webhookUrlProblem('ftp://hooks.example.com/', strict)).toBe('must use https');
+    expect(webhookUrlProblem('http://hooks.example.com/', strict)).toBe('must use https (an operator allows http with WEBHOOK_ALLOW_LOCAL=true)');
+    expect(webhookUrlProblem('ftp://hooks.example.com/', strict)).toBe('must use https (an operator allows http with WEBHOOK_ALLOW_LOCAL=true)');
     expect(webhookUrlProblem('https://user:pw@hooks.example.com/', strict)).toBe('must not carry a user name or password');
-    expect(webhookUrlProblem('https://localhost/', strict)).toBe('must not point to a local host name');
-    expect(webhookUrlProblem('https://printer.local/', strict)).toBe('must not point to a local host name');
-    expect(webhookUrlProblem('https://intranet/', strict)).toBe('must not point to a local host name');
-    expect(webhookUrlProblem('https://127.0.0.1/', strict)).toBe('must not point to a loopback, private or link-local address');
-    expect(webhookUrlProblem('https://[::1]/', strict)).toBe('must not point to a loopback, private or link-local address');
-    expect(webhookUrlProblem('https://169.254.169.254/latest', strict)).toBe('must not point to a loopback, private or link-local address');
-    expect(webhookUrlProblem('https://2130706433/', strict)).toBe('must not point to a loopback, private or link-local address'); // 127.0.0.1 as one number
+    expect(webhookUrlProblem('https://localhost/', strict)).toBe('must not point to a local host name (an operator allows it with WEBHOOK_ALLOW_LOCAL=true)');
+    expect(webhookUrlProblem('https://printer.local/', strict)).toBe('must not point to a local host name (an operator allows it with WEBHOOK_ALLOW_LOCAL=true)');
+    expect(webhookUrlProblem('https://intranet/', strict)).toBe('must not point to a local host name (an operator allows it with WEBHOOK_ALLOW_LOCAL=true)');
+    expect(webhookUrlProblem('https://127.0.0.1/', strict)).toBe('must not point to a loopback, private or link-local address (an operator allows it with WEBHOOK_ALLOW_LOCAL=true)');
+    expect(webhookUrlProblem('https://[::1]/', strict)).toBe('must not point to a loopback, private or link-local address (an operator allows it with WEBHOOK_ALLOW_LOCAL=true)');
+    expect(webhookUrlProblem('https://169.254.169.254/latest', strict)).toBe('must not point to a loopback, private or link-local address (an operator allows it with WEBHOOK_ALLOW_LOCAL=true)');
+    expect(webhookUrlProblem('https://2130706433/', strict)).toBe('must not point to a loopback, private or link-local address (an operator allows it with WEBHOOK_ALLOW_LOCAL=true)'); // 127.0.0.1 as one number
     expect(webhookUrlProblem('not a url', strict)).toBe('must be an absolute URL');
   });
 
   it('judge a name with its trailing dot as the same name, and an IPv4-translated IPv6 address as its IPv4 address (issue 23, item 6)', () => {
     for (const url of ['https://localhost./', 'https://vm./', 'https://a.b.internal./', 'https://printer.local../'])
-      expect(webhookUrlProblem(url, strict), url).toBe('must not point to a local host name');
+      expect(webhookUrlProblem(url, strict), url).toBe('must not point to a local host name (an operator allows it with WEBHOOK_ALLOW_LOCAL=true)');
     for (const url of ['https://[::ffff:0:7f00:1]/', 'https://[::ffff:0:a00:1]/', 'https://[::ffff:127.0.0.1]/', 'https://[::7f00:1]/'])
-      expect(webhookUrlProblem(url, strict), url).toBe('must not point to a loopback, private or link-local address');
+      expect(webhookUrlProblem(url, strict), url).toBe('must not point to a loopback, private or link-local address (an operator allows it with WEBHOOK_ALLOW_LOCAL=true)');
     expect(webhookUrlProblem('https://hooks.example.com./', strict)).toBeUndefined();
     expect(webhookUrlProblem('https://[::ffff:0:808:808]/', strict)).toBeUndefined();
   });

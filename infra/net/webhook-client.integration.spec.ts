@@ -50,20 +50,20 @@ describe('webhook client', () => {
 
   it('reports a non-2xx answer with its status, a redirect included (not followed)', async () => {
     answer = 503;
-    expect(await postWebhook({ url: `http://127.0.0.1:${port}/`, headers: {}, body: '{}', timeoutMs: 2000, allowLocal: true })).toEqual({ ok: false, status: 503, reason: 'The webhook answered 503' });
+    expect(await postWebhook({ url: `http://127.0.0.1:${port}/`, headers: {}, body: '{}', timeoutMs: 2000, allowLocal: true })).toEqual({ ok: false, status: 503, reason: 'The webhook answered 503', kind: 'status' });
     answer = 302;
-    expect(await postWebhook({ url: `http://127.0.0.1:${port}/`, headers: {}, body: '{}', timeoutMs: 2000, allowLocal: true })).toEqual({ ok: false, status: 302, reason: 'The webhook answered 302' });
+    expect(await postWebhook({ url: `http://127.0.0.1:${port}/`, headers: {}, body: '{}', timeoutMs: 2000, allowLocal: true })).toEqual({ ok: false, status: 302, reason: 'The webhook answered 302', kind: 'status' });
   });
 
   it('gives up on a receiver that does not answer in time', async () => {
     answer = 0;
-    expect(await postWebhook({ url: `http://127.0.0.1:${port}/`, headers: {}, body: '{}', timeoutMs: 200, allowLocal: true })).toEqual({ ok: false, status: null, reason: 'The webhook did not answer within 200 ms' });
+    expect(await postWebhook({ url: `http://127.0.0.1:${port}/`, headers: {}, body: '{}', timeoutMs: 200, allowLocal: true })).toEqual({ ok: false, status: null, reason: 'The webhook did not answer within 200 ms', kind: 'timeout' });
   });
 
   it('counts the whole attempt against its time: a receiver that answers and then drips its body fails at the deadline', async () => {
     answer = 1;
     const began = Date.now();
-    expect(await postWebhook({ url: `http://127.0.0.1:${port}/`, headers: {}, body: '{}', timeoutMs: 400, allowLocal: true })).toEqual({ ok: false, status: null, reason: 'The webhook did not answer within 400 ms' });
+    expect(await postWebhook({ url: `http://127.0.0.1:${port}/`, headers: {}, body: '{}', timeoutMs: 400, allowLocal: true })).toEqual({ ok: false, status: null, reason: 'The webhook did not answer within 400 ms', kind: 'timeout' });
     expect(Date.now() - began).toBeLessThan(1_500);
   });
 
@@ -73,6 +73,7 @@ describe('webhook client', () => {
       ok: false,
       status: null,
       reason: 'The webhook request could not be made (ERR_INVALID_CHAR)',
+      kind: 'request',
     });
   });
 
@@ -82,13 +83,15 @@ describe('webhook client', () => {
       expect(await postWebhook({ url: `http://hooks.example.com:${port}/`, headers: {}, body: '{}', timeoutMs: 2000, allowLocal: false, lookup: resolvesTo(address) })).toEqual({
         ok: false,
         status: null,
-        reason: 'The webhook host resolves to a loopback, private or link-local address',
+        reason: 'The webhook host resolves to a loopback, private or link-local address (WEBHOOK_ALLOW_LOCAL=true allows it)',
+        kind: 'refused',
       });
     }
     expect(await postWebhook({ url: `http://127.0.0.1:${port}/`, headers: {}, body: '{}', timeoutMs: 2000, allowLocal: false })).toEqual({
       ok: false,
       status: null,
-      reason: 'The webhook host is a loopback, private or link-local address',
+      reason: 'The webhook host is a loopback, private or link-local address (WEBHOOK_ALLOW_LOCAL=true allows it)',
+      kind: 'refused',
     });
     expect(seen.length).toBe(before);
   });
@@ -100,6 +103,6 @@ describe('webhook client', () => {
 
   it('says a host that cannot be reached could not be reached, without the URL', async () => {
     const outcome = await postWebhook({ url: 'http://127.0.0.1:1/secret-path', headers: {}, body: '{}', timeoutMs: 2000, allowLocal: true });
-    expect(outcome).toEqual({ ok: false, status: null, reason: 'The webhook could not be reached (ECONNREFUSED)' });
+    expect(outcome).toEqual({ ok: false, status: null, reason: 'The webhook could not be reached (ECONNREFUSED)', kind: 'unreachable' });
   });
 });

@@ -24,7 +24,11 @@ export interface WebhookRequest {
 }
 
 /** Why a webhook did not take the POST: its status when it answered, else what failed. Never the URL or a secret. */
-export type WebhookOutcome = { readonly ok: true; readonly status: number } | { readonly ok: false; readonly status: number | null; readonly reason: string };
+/** What kind of failure an attempt met (for metrics): an answer that is not 2xx, no answer in time, no connection, an address refused, or a request that could not be made. */
+export type WebhookFailureKind = 'status' | 'timeout' | 'unreachable' | 'refused' | 'request';
+export type WebhookOutcome =
+  | { readonly ok: true; readonly status: number }
+  | { readonly ok: false; readonly status: number | null; readonly reason: string; readonly kind: WebhookFailureKind };
 
 const MAX_ANSWER_BYTES = 64 * 1024;
 
@@ -40,7 +44,7 @@ export const guardedLookup =
       if (error) return callback(error, '', 0);
       const list = (Array.isArray(addresses) ? addresses : [{ address: addresses as unknown as string, family: 4 }]) as dns.LookupAddress[];
       const usable = allowLocal ? list : list.filter((a) => isPublicAddress(a.address));
-      if (usable.length === 0) return callback(new WebhookAddressRefused('The webhook host resolves to a loopback, private or link-local address'), '', 0);
+      if (usable.length === 0) return callback(new WebhookAddressRefused('The webhook host resolves to a loopback, private or link-local address (WEBHOOK_ALLOW_LOCAL=true allows it)'), '', 0);
       if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, usable);
       callback(null, usable[0]!.address, usable[0]!.family);
     });
@@ -52,20 +56,20 @@ export const postWebhook = (request: WebhookRequest): Promise<WebhookOutcome> =>
     try {
       url = new URL(request.url);
     } catch {
-      return resolve({ ok: false, status: null, reason: 'The webhook URL is not a URL' });
+      return resolve({ ok: false, status: null, reason: 'The webhook URL is not a URL', kind: 'request' });
     }
     const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
     // An address in the URL is checked here: no lookup happens for it.
     if ((isIPv4(host) || isIPv6(host)) && !request.allowLocal && !isPublicAddress(host))
-      return resolve({ ok: false, status: null, reason: 'The webhook host is a loopback, private or link-local address' });
+      return resolve({ ok: false, status: null, reason: 'The webhook host is a loopback, private or link-local address (WEBHOOK_ALLOW_LOCAL=true allows it)', kind: 'refused' });
     const client = url.protocol === 'https:' ? https : url.protocol === 'http:' ? http : undefined;
-    if (!client) return resolve({ ok: false, status: null, reason: 'The webhook URL is neither https nor http' });
+    if (!client) return resolve({ ok: false, status: null, reason: 'The webhook URL is neither https nor http', kind: 'request' });
     let settled = false;
     // One deadline for the whole attempt (connect, headers and body): a receiver that answers and
     // then drips its body a byte at a time is cut off at it, like one that never answers.
     const deadline = setTimeout(() => {
       req.destroy();
-      finish({ ok: false, status: null, reason: `The webhook did not answer within ${request.timeoutMs} ms` });
+      finish({ ok: false, status: null, reason: `The webhook did not answer within ${request.timeoutMs} ms`, kind: 'timeout' });
     }, request.timeoutMs);
     const finish = (outcome: WebhookOutcome) => {
       if (settled) return;
@@ -91,7 +95,7 @@ export const postWebhook = (request: WebhookRequest): Promise<WebhookOutcome> =>
             read += chunk.length;
             if (read > MAX_ANSWER_BYTES) res.destroy();
           });
-          const done = () => finish(status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status, reason: `The webhook answered ${status}` });
+          const done = () => finish(status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status, reason: `The webhook answered ${status}`, kind: 'status' });
           res.on('end', done);
           res.on('close', done);
           res.on('error', done);
@@ -99,16 +103,16 @@ export const postWebhook = (request: WebhookRequest): Promise<WebhookOutcome> =>
       );
     } catch (error) {
       // Node refuses to build the request (a header value it cannot send): a failed attempt too.
-      finish({ ok: false, status: null, reason: `The webhook request could not be made (${(error as NodeJS.ErrnoException).code ?? (error as Error).name})` });
+      finish({ ok: false, status: null, reason: `The webhook request could not be made (${(error as NodeJS.ErrnoException).code ?? (error as Error).name})`, kind: 'request' });
       return;
     }
     req.on('timeout', () => {
       req.destroy();
-      finish({ ok: false, status: null, reason: `The webhook did not answer within ${request.timeoutMs} ms` });
+      finish({ ok: false, status: null, reason: `The webhook did not answer within ${request.timeoutMs} ms`, kind: 'timeout' });
     });
     req.on('error', (error: NodeJS.ErrnoException) => {
-      if (error instanceof WebhookAddressRefused) return finish({ ok: false, status: null, reason: error.message });
-      finish({ ok: false, status: null, reason: `The webhook could not be reached (${error.code ?? error.name})` });
+      if (error instanceof WebhookAddressRefused) return finish({ ok: false, status: null, reason: error.message, kind: 'refused' });
+      finish({ ok: false, status: null, reason: `The webhook could not be reached (${error.code ?? error.name})`, kind: 'unreachable' });
     });
     req.end(request.body);
   });

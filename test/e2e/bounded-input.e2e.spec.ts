@@ -87,7 +87,7 @@ describe('account API: caps and text rules', () => {
 
   it('webhook URLs: https, no credentials in them, no local or private targets, bounded', async () => {
     const update = (webhookUrl: string) => dashboard(relay, account, 'POST', '/apps/update', { appId, webhookUrl });
-    expect(await update('http://hooks.example.com/')).toEqual({ status: 400, body: { success: false, error: 'Invalid webhookUrl: must use https' } });
+    expect(await update('http://hooks.example.com/')).toEqual({ status: 400, body: { success: false, error: 'Invalid webhookUrl: must use https (an operator allows http with WEBHOOK_ALLOW_LOCAL=true)' } });
     expect(await update('https://user:pw@hooks.example.com/')).toEqual({
       status: 400,
       body: { success: false, error: 'Invalid webhookUrl: must not carry a user name or password' },
@@ -95,7 +95,7 @@ describe('account API: caps and text rules', () => {
     for (const url of ['https://127.0.0.1/', 'https://10.0.0.1/', 'https://169.254.169.254/', 'https://[::1]/'])
       expect(await update(url)).toEqual({
         status: 400,
-        body: { success: false, error: 'Invalid webhookUrl: must not point to a loopback, private or link-local address' },
+        body: { success: false, error: 'Invalid webhookUrl: must not point to a loopback, private or link-local address (an operator allows it with WEBHOOK_ALLOW_LOCAL=true)' },
       });
     expect(await update(`https://hooks.example.com/${'a'.repeat(100_000)}`)).toEqual({
       status: 400,

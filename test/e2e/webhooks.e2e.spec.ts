@@ -171,6 +171,16 @@ describe('webhook delivery of inbound messages', () => {
     expect(abandoned.at(-1).data).toEqual({ messageId: expect.any(String), appId, attempts: 3, lastStatus: 500, reason: 'The webhook answered 500', abandonedAt: expect.any(String) });
   });
 
+  it('counts attempts, failures by kind and messages given up on in /metrics', async () => {
+    const text = await (await fetch(`${relay.url}/metrics`)).text();
+    const value = (series: string) => Number(text.split('\n').find((line) => line.startsWith(`${series} `))?.split(' ')[1] ?? Number.NaN);
+    expect(value('relay_webhook_attempts_total{outcome="delivered"}')).toBeGreaterThanOrEqual(4);
+    expect(value('relay_webhook_attempts_total{outcome="failed"}')).toBeGreaterThanOrEqual(5);
+    expect(value('relay_webhook_failures_total{kind="status"}')).toBeGreaterThanOrEqual(5);
+    expect(value('relay_webhook_failures_total{kind="timeout"}')).toBe(0);
+    expect(value('relay_webhooks_abandoned_total')).toBeGreaterThanOrEqual(1);
+  });
+
   it('keeps the messages of a failing receiver for polls once the app is switched back to poll', async () => {
     received.length = 0;
     failures.push(...Array(50).fill(500));
