@@ -23,7 +23,8 @@ const FORMATS: Record<Messenger, { pattern: RegExp; description: string; maxLeng
     description: 'an E.164 phone number or a registered username',
     maxLength: 2000,
   },
-  simplex: { pattern: /^\d{1,19}$/, description: 'a numeric user id', maxLength: 8000 },
+  // A contact id, or `member-<n>` for a group member the bot has no direct contact for (docs/messengers.md).
+  simplex: { pattern: /^(?:\d{1,19}|member-\d{1,19})$/, description: 'a numeric user id', maxLength: 8000 },
   session: { pattern: /^05[0-9a-fA-F]{64}$/, description: 'a 66-character hex Session ID starting with 05', maxLength: 2000 },
 };
 

@@ -46,11 +46,14 @@ export class FakeSimplexChat {
   private readonly sendFailures: string[] = [];
   private server: WebSocketServer | undefined;
   private activeUserId: number | undefined;
-  private nextId = 1;
+  /** Ids per table, as simplex-chat's own: a user, a contact, a group and a group member may share an id. */
+  private readonly nextIds = { user: 1, contact: 1, group: 1, member: 1 };
   private nextItemId = 1;
   url = '';
   /** Connections that were ever opened. */
   connections = 0;
+  /** What `/version` answers. */
+  version = '6.4.5';
 
   async start(): Promise<this> {
     this.server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
@@ -82,7 +85,7 @@ export class FakeSimplexChat {
     const userId = this.userIdOfAddress(address);
     const user = userId === undefined ? undefined : this.users.get(userId);
     if (!user?.autoAccept) throw new Error(`no auto-accepting address ${address}`);
-    const contact = { contactId: this.nextId++, userId: user.userId, name };
+    const contact = { contactId: this.nextIds.contact++, userId: user.userId, name };
     this.contacts.set(contact.contactId, contact);
     this.emit({ type: 'acceptingContactRequest', user: this.userJson(user), contact: this.contactJson(contact) });
     this.emit({ type: 'contactConnected', user: this.userJson(user), contact: this.contactJson(contact) });
@@ -91,7 +94,7 @@ export class FakeSimplexChat {
 
   /** A group of `userId`'s, whose members may write. */
   createGroup(userId: number): number {
-    const groupId = this.nextId++;
+    const groupId = this.nextIds.group++;
     this.groups.set(groupId, { groupId, userId, name: 'team', members: [] });
     return groupId;
   }
@@ -112,7 +115,7 @@ export class FakeSimplexChat {
   /** As if someone joined through the group's link (a member the bot has no contact for): `joinedGroupMember`. */
   memberJoinsByLink(groupId: number): number {
     const group = this.groups.get(groupId)!;
-    const member: FakeMember = { groupMemberId: this.nextId++, memberRole: 'member', memberStatus: 'connected' };
+    const member: FakeMember = { groupMemberId: this.nextIds.member++, memberRole: 'member', memberStatus: 'connected' };
     group.members.push(member);
     this.emit({ type: 'joinedGroupMember', user: this.userJson(this.users.get(group.userId)!), groupInfo: this.groupInfo(group), member: this.memberJson(group, member) });
     return member.groupMemberId;
@@ -120,7 +123,7 @@ export class FakeSimplexChat {
 
   /** A contact of `userId`'s, as if they had connected through its address. */
   addContact(userId: number, name: string): number {
-    const contact = { contactId: this.nextId++, userId, name };
+    const contact = { contactId: this.nextIds.contact++, userId, name };
     this.contacts.set(contact.contactId, contact);
     return contact.contactId;
   }
@@ -215,13 +218,14 @@ export class FakeSimplexChat {
     const user = (id: string) => this.users.get(Number(id));
     const isUser = (value: FakeUser | object): value is FakeUser => 'userId' in value && 'displayName' in value;
     let m: RegExpExecArray | null;
+    if (cmd === '/version') return { type: 'versionInfo', versionInfo: { version: this.version, simplexmqVersion: '6.4.4', simplexmqCommit: 'fake' }, chatMigrations: [], agentMigrations: [] };
     if (cmd === '/users') return { type: 'usersList', users: [...this.users.values()].map((u) => ({ user: this.userJson(u), unreadCount: 0 })) };
     if ((m = /^\/_create user (.+)$/.exec(cmd))) {
       const profile = (JSON.parse(m[1]!) as { profile?: { displayName?: string } }).profile;
       const name = profile?.displayName ?? '';
       if (!/^[^\s#@'"]+$/.test(name)) return chatError('invalidDisplayName', { displayName: name, validName: name.replace(/[\s#@'"]/g, '_') });
       if (this.userNamed(name)) return chatError('userExists', { contactName: name });
-      const created: FakeUser = { userId: this.nextId++, displayName: name, autoAccept: false };
+      const created: FakeUser = { userId: this.nextIds.user++, displayName: name, autoAccept: false };
       this.users.set(created.userId, created);
       this.activeUserId = created.userId;
       return { type: 'activeUser', user: this.userJson(created) };
@@ -296,8 +300,11 @@ export class FakeSimplexChat {
       const owner = this.sameUser(m[1]!);
       if (!('userId' in owner && 'displayName' in owner)) return owner;
       const name = String((JSON.parse(m[2]!) as { displayName?: unknown }).displayName ?? '');
-      if (name === '' || /^[#@']/.test(name) || name.trim() !== name) return chatError('invalidDisplayName', { displayName: name, validName: name.trim() });
-      const group: FakeGroup = { groupId: this.nextId++, userId: owner.userId, name, members: [] };
+      // The core's mkValidName: at most 50 characters, a first character that is a letter, digit or
+      // symbol, at most 3 punctuation characters in a row, no spaces at either end.
+      const valid = name !== '' && name.trim() === name && Array.from(name).length <= 50 && /^[\p{L}\p{N}\p{S}]/u.test(name) && !/\p{P}{4}/u.test(name);
+      if (!valid) return chatError('invalidDisplayName', { displayName: name, validName: name.trim() });
+      const group: FakeGroup = { groupId: this.nextIds.group++, userId: owner.userId, name, members: [] };
       this.groups.set(group.groupId, group);
       return { type: 'groupCreated', user: this.userJson(owner), groupInfo: this.groupInfo(group) };
     }
@@ -308,7 +315,7 @@ export class FakeSimplexChat {
       if (!contact || contact.userId !== active!.userId) return storeError('contactNotFound', { contactId: Number(m[2]) });
       let member = group.members.find((x) => x.memberContactId === contact.contactId && !GONE.has(x.memberStatus));
       if (member && member.memberStatus !== 'invited') return chatError('groupDuplicateMember', { contactName: contact.name });
-      if (!member) group.members.push((member = { groupMemberId: this.nextId++, memberContactId: contact.contactId, memberRole: m[3]!, memberStatus: 'invited' }));
+      if (!member) group.members.push((member = { groupMemberId: this.nextIds.member++, memberContactId: contact.contactId, memberRole: m[3]!, memberStatus: 'invited' }));
       return { type: 'sentGroupInvitation', user: this.userJson(active!), groupInfo: this.groupInfo(group), contact: this.contactJson(contact), member: this.memberJson(group, member) };
     }
     if ((m = /^\/_remove #(\d+) ([\d,]+)( messages=on)?$/.exec(cmd))) {

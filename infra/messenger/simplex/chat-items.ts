@@ -24,9 +24,20 @@ const chatItem = z.object({
 });
 const newChatItems = z.object({ user: z.object({ userId: id }).passthrough(), chatItems: z.array(z.unknown()) });
 
+/** The prefix of a group member's contactId when the bot has no direct contact for them. */
+export const MEMBER_PREFIX = 'member-';
+
+/** A group member as a contactId: their contact id when the bot has one, else `member-<groupMemberId>`. */
+export const memberContactIdOf = (member: { groupMemberId: number; memberContactId?: number | null | undefined }): string =>
+  member.memberContactId !== undefined && member.memberContactId !== null ? String(member.memberContactId) : `${MEMBER_PREFIX}${member.groupMemberId}`;
+
 export interface ReceivedItem {
   readonly userId: number;
-  /** The sender: the contact's id, or in a group the member's contact id when the bot has one, else its group member id. */
+  /**
+   * The sender: the contact's id, or in a group the member's contact id when the bot has one, else
+   * `member-<groupMemberId>` (simplex-chat's contact and group member ids come from separate tables
+   * and can be equal: the prefix keeps the kinds apart).
+   */
   readonly contactId: string;
   readonly groupId?: string;
   readonly text: string;
@@ -56,7 +67,7 @@ export const readNewChatItems = (event: unknown): ItemsReading => {
       received.push({ ...common, contactId: String(chatInfo.contact.contactId) });
     } else if (chatInfo.type === 'group' && ci.chatDir.type === 'groupRcv' && chatInfo.groupInfo && ci.chatDir.groupMember) {
       const member = ci.chatDir.groupMember;
-      received.push({ ...common, contactId: String(member.memberContactId ?? member.groupMemberId), groupId: String(chatInfo.groupInfo.groupId) });
+      received.push({ ...common, contactId: memberContactIdOf(member), groupId: String(chatInfo.groupInfo.groupId) });
     }
   }
   return { received, malformed };

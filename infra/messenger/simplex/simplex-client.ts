@@ -65,6 +65,7 @@ export class SimplexClient {
   private readonly backoff: Backoff;
   private retryTimer: NodeJS.Timeout | undefined;
   private firstConnection: Promise<void> | undefined;
+  private opened = 0;
 
   constructor(private readonly options: SimplexClientOptions) {
     this.backoff = new Backoff(options.reconnect?.minMs ?? 500, options.reconnect?.maxMs ?? 30_000);
@@ -78,6 +79,11 @@ export class SimplexClient {
 
   get connected(): boolean {
     return this.open;
+  }
+
+  /** How many times the connection was opened (a new one may be a restarted simplex-chat). */
+  get connections(): number {
+    return this.opened;
   }
 
   /** Sends `cmd` and resolves with its response; rejects with SimplexCommandError or SimplexUnavailableError. */
@@ -122,6 +128,7 @@ export class SimplexClient {
     this.socket = socket;
     socket.on('open', () => {
       this.open = true;
+      this.opened++;
       this.backoff.reset();
       settled();
       this.options.onState?.({ open: true });

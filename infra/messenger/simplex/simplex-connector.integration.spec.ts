@@ -66,7 +66,7 @@ describe('SimpleX connector (fake simplex-chat)', () => {
     fake.memberWrites(groupId, { groupMemberId: 4242 }, 'no contact');
     await eventually(() => expect(received).toHaveLength(3));
     expect(received[1]!.externalId).toBe(received[0]!.externalId);
-    expect(received[2]).toMatchObject({ to: from, contactId: '4242', groupId: String(groupId), text: 'no contact' });
+    expect(received[2]).toMatchObject({ to: from, contactId: 'member-4242', groupId: String(groupId), text: 'no contact' });
   });
 
   it('skips malformed frames and unknown events, and goes on', async () => {
@@ -127,5 +127,44 @@ describe('SimpleX connector (fake simplex-chat)', () => {
   it('takes differentActiveUser as a refusal for now: the delivery waits, no attempt is spent', async () => {
     fake.failNextSend('error/differentActiveUser');
     await expect(connector.deliver({ messageId: 'd1', from, contactId: contacts[0], text: 'hi' })).rejects.toBeInstanceOf(SimplexUnavailableError);
+  });
+
+  it('keeps contact and group member ids apart: a member-only sender is member-<id>, which a direct send refuses and group changes find (issue 24, item 2)', async () => {
+    await listening();
+    const userId = fake.userIdOfAddress(from)!;
+    const groupId = fake.createGroup(userId);
+    // simplex-chat's tables number from 1 each: this member's id is a contact's id too.
+    const memberId = fake.memberJoinsByLink(groupId);
+    expect(contacts).toContain(String(memberId));
+    fake.memberWrites(groupId, { groupMemberId: memberId }, 'from a member');
+    await eventually(() => expect(received.map((m) => m.contactId)).toEqual([`member-${memberId}`]));
+    expect(await connector.deliver({ messageId: 'm1', from, contactId: `member-${memberId}`, text: 'direct' })).toEqual({
+      ok: false,
+      permanent: true,
+      reason: 'A group member without a direct contact of the bot cannot be written to directly: reply in the group, with its groupId',
+    });
+    expect(await connector.deliver({ messageId: 'm2', from, contactId: `member-${memberId}`, groupId: String(groupId), text: 'in the group' })).toEqual({ ok: true });
+    await connector.groups.setRole(from, String(groupId), `member-${memberId}`, 'admin');
+    expect(fake.group(groupId)!.members.find((m) => m.groupMemberId === memberId)!.memberRole).toBe('admin');
+    expect(await connector.groups.members(from, String(groupId))).toEqual([{ contactId: `member-${memberId}`, role: 'admin', status: 'joined' }]);
+    await expect(connector.groups.addMember(from, String(groupId), `member-${memberId}`)).rejects.toThrow('Only a contact of the bot can be added to the group');
+  });
+
+  it('names groups as simplex-chat takes them, whatever the app is called', async () => {
+    for (const name of ['Support bot', '  --- Sales!!!!! team ', '😀 bot', '"quoted" @name #tag', '....', 'x'.repeat(80), 'Ärzte & Co. — Notdienst']) {
+      const groupId = await connector.groups.createGroup(from, name);
+      expect(fake.group(Number(groupId)), name).toBeDefined();
+    }
+  });
+
+  it('says in its health that a simplex-chat older than 6.4.3 is not one it works with', async () => {
+    fake.version = '6.3.7';
+    fake.dropConnections(); // the version is asked once per connection
+    await eventually(async () =>
+      expect(await connector.checkHealth()).toEqual({ reachable: false, reason: 'simplex-chat 6.3.7 is older than 6.4.3, the oldest Relay works with (bot profiles, /_address_settings)' }),
+    10_000);
+    fake.version = '6.4.3';
+    fake.dropConnections();
+    await eventually(async () => expect(await connector.checkHealth()).toEqual({ reachable: true, identities: new Set([from]) }), 10_000);
   });
 });

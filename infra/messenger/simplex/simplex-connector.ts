@@ -14,7 +14,7 @@
 import { rejectionOf } from '../messenger-rules.ts';
 import { InboundHandoff, type HandoffLog } from '../inbound-handoff.ts';
 import type { DaemonHealth, DeliveryResult, GroupActivity, InboundFromContact, MessengerConnector, OutboundDelivery } from '../port.ts';
-import { readNewChatItems } from './chat-items.ts';
+import { MEMBER_PREFIX, readNewChatItems } from './chat-items.ts';
 import { outcomeOfSendError } from './send-outcome.ts';
 import { SimplexGroups } from './simplex-groups.ts';
 import { SimplexClient, SimplexCommandError, SimplexUnavailableError, type ChannelState, type SimplexResponse } from './simplex-client.ts';
@@ -39,6 +39,19 @@ const GROUP_EVENTS = new Set(['joinedGroupMember', 'connectedToGroupMember', 'le
 
 export const userNameOf = (appMessengerId: string) => `relay-${appMessengerId}`;
 
+/** The oldest simplex-chat Relay works with: bot profiles and `/_address_settings` came in 6.4.3. */
+export const MIN_SIMPLEX_VERSION = [6, 4, 3] as const;
+
+/** Whether a version string (`6.3.7.1`, `v6.4.3`) is older than `min`. */
+export const olderThan = (version: string, min: readonly number[]): boolean => {
+  const parts = version.replace(/^v/, '').split(/[.-]/).map((part) => Number.parseInt(part, 10));
+  for (let i = 0; i < min.length; i++) {
+    const part = Number.isFinite(parts[i]) ? parts[i]! : 0;
+    if (part !== min[i]) return part < min[i]!;
+  }
+  return false;
+};
+
 export class SimplexConnector implements MessengerConnector {
   readonly messenger = 'simplex' as const;
   private readonly client: SimplexClient;
@@ -50,6 +63,7 @@ export class SimplexConnector implements MessengerConnector {
   /** Events are read in order (a lookup of an unknown user's address must not reorder them). */
   private events: Promise<void> = Promise.resolve();
   private onGroupActivity: ((activity: GroupActivity) => void) | undefined;
+  private version: { connection: number; value: string | undefined } | undefined;
   readonly groups: SimplexGroups = new SimplexGroups((from, work) =>
     this.alone(async () => {
       const userId = await this.userIdOf(from);
@@ -92,6 +106,8 @@ export class SimplexConnector implements MessengerConnector {
     const rejection = rejectionOf('simplex', delivery.contactId, delivery.text);
     if (rejection) return { ok: false, permanent: true, reason: rejection };
     if (delivery.groupId !== undefined && !DIGITS.test(delivery.groupId)) return { ok: false, permanent: true, reason: 'Invalid groupId for simplex: expected a numeric group id' };
+    if (delivery.groupId === undefined && delivery.contactId.startsWith(MEMBER_PREFIX))
+      return { ok: false, permanent: true, reason: 'A group member without a direct contact of the bot cannot be written to directly: reply in the group, with its groupId' };
     const target = delivery.groupId !== undefined ? `#${delivery.groupId}` : `@${delivery.contactId}`;
     const messages = JSON.stringify([{ msgContent: { type: 'text', text: delivery.text }, mentions: {} }]);
     try {
@@ -108,9 +124,16 @@ export class SimplexConnector implements MessengerConnector {
     }
   }
 
-  /** `/users`: simplex-chat answers, and these are the addresses of its users that have one (each learnt once). */
+  /**
+   * `/users`: simplex-chat answers, and these are the addresses of its users that have one (each
+   * learnt once). A core older than MIN_SIMPLEX_VERSION (asked once per connection, `/version`) is
+   * reported as not usable, saying so: it has neither bot profiles nor `/_address_settings`.
+   */
   async checkHealth(): Promise<DaemonHealth> {
     try {
+      const version = await this.coreVersion();
+      if (version !== undefined && olderThan(version, MIN_SIMPLEX_VERSION))
+        return { reachable: false, reason: `simplex-chat ${version} is older than ${MIN_SIMPLEX_VERSION.join('.')}, the oldest Relay works with (bot profiles, /_address_settings)` };
       const users = await this.users();
       const addresses = new Set<string>();
       for (const user of users) {
@@ -173,6 +196,18 @@ export class SimplexConnector implements MessengerConnector {
     const run = this.exclusive.then(work, work);
     this.exclusive = run.catch(() => undefined);
     return run;
+  }
+
+  /** The core's version (`/version`), asked once per connection; undefined when it does not say. */
+  private async coreVersion(): Promise<string | undefined> {
+    if (this.version?.connection === this.client.connections) return this.version.value;
+    const answer = await this.client.command('/version').catch((error: unknown) => {
+      if (error instanceof SimplexCommandError) return undefined;
+      throw error;
+    });
+    const value = (answer?.versionInfo as { version?: unknown } | undefined)?.version;
+    this.version = { connection: this.client.connections, value: typeof value === 'string' ? value : undefined };
+    return this.version.value;
   }
 
   private async users(): Promise<User[]> {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { checkGroupContact } from '../messenger-rules.ts';
 import { GroupOperationError, type GroupAdministration, type GroupMember, type GroupRole } from '../port.ts';
 import { SimplexCommandError, type SimplexResponse } from './simplex-client.ts';
+import { MEMBER_PREFIX, memberContactIdOf } from './chat-items.ts';
 
 /**
  * SimpleX groups through simplex-chat's bot API (bots/api/COMMANDS.md): `/_group <userId> <profile>`
@@ -10,8 +11,8 @@ import { SimplexCommandError, type SimplexResponse } from './simplex-client.ts';
  * invite link is `/_get link` or `/_create link … member`. Every `#<groupId>` command runs as the
  * active user, so each operation switches to the bot's user first, as one step with it.
  *
- * A member's contact id is the contact id the bot has for them (`memberContactId`), else their
- * group member id: the same ids inbound group messages carry.
+ * A member's contact id is the contact id the bot has for them (`memberContactId`), else
+ * `member-<groupMemberId>`: the same ids inbound group messages carry. Only a contact can be added.
  */
 export type RunAsUser = <T>(from: string, work: (command: (cmd: string) => Promise<SimplexResponse>, userId: number) => Promise<T>) => Promise<T>;
 
@@ -49,8 +50,20 @@ const REFUSALS: Record<string, string> = {
 export const groupRefusalOf = (error: SimplexCommandError): GroupOperationError =>
   new GroupOperationError(REFUSALS[error.kind] ?? `simplex-chat refused the group change (${error.kind})`, !(error.kind === 'error/contactNotReady' || error.kind.startsWith('errorAgent/')));
 
-/** A display name simplex-chat takes: no leading `#`, `@` or quote, no spaces at either end (spaces inside become `_`). */
-export const groupDisplayName = (name: string): string => name.trim().replace(/[\s#@'"]+/g, '_').replace(/^_+|_+$/g, '') || 'Relay_group';
+/**
+ * A display name simplex-chat takes (its `mkValidName`, notes/messenger-daemons.md): spaces, `#`,
+ * `@` and quotes made `_`; a first character that is a letter, a digit or a symbol; at most 3
+ * punctuation characters in a row; at most 50 characters. An app's name that keeps nothing gets
+ * `Relay_group`.
+ */
+export const groupDisplayName = (name: string): string => {
+  const valid = Array.from(name.trim().replace(/[\s#@'"]+/g, '_'))
+    .join('')
+    .replace(/^[^\p{L}\p{N}\p{S}]+/u, '')
+    .replace(/(\p{P}{3})\p{P}+/gu, '$1');
+  const cut = Array.from(valid).slice(0, 50).join('');
+  return cut === '' ? 'Relay_group' : cut;
+};
 
 const linkOf = (resp: SimplexResponse): string | undefined => {
   // Newer cores nest the link in `groupLink`; older ones put `connLinkContact` beside it.
@@ -59,7 +72,7 @@ const linkOf = (resp: SimplexResponse): string | undefined => {
   return link?.connShortLink ?? link?.connFullLink ?? undefined;
 };
 
-const contactIdOf = (m: SimplexMember) => String(m.memberContactId ?? m.groupMemberId);
+const contactIdOf = (m: SimplexMember) => memberContactIdOf(m);
 
 export class SimplexGroups implements GroupAdministration {
   constructor(private readonly asUser: RunAsUser) {}
@@ -73,6 +86,7 @@ export class SimplexGroups implements GroupAdministration {
 
   async addMember(from: string, groupId: string, contactId: string): Promise<void> {
     checkGroupContact('simplex', contactId);
+    if (contactId.startsWith(MEMBER_PREFIX)) throw new GroupOperationError('Only a contact of the bot can be added to the group: a group member without a direct contact cannot');
     await this.run(from, async (command) => {
       const members = await this.list(command, groupId);
       const existing = members.find((m) => contactIdOf(m) === contactId && !GONE.has(m.memberStatus));
