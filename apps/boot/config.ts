@@ -40,6 +40,8 @@ export const configSchema = z.object({
   DELIVERY_MAX_ATTEMPTS: integer(3, 1),
   DELIVERY_BACKOFF_BASE_MS: integer(1000, 0),
   DELIVERY_BACKOFF_FACTOR: z.coerce.number().min(1).default(4),
+  /** How long a message waits for its bot's identity to be on its daemon (bound, linked) before it is abandoned; at most the retention. */
+  DELIVERY_IDENTITY_WAIT_MINUTES: z.coerce.number().positive().max(24 * 365 * 60).default(60),
   MESSAGE_RETENTION_HOURS: z.coerce.number().positive().max(24 * 365).default(24),
   BODY_SHRED_INTERVAL_MS: integer(1000, 10),
   /** How often each messenger daemon is asked whether it answers and which accounts it has. */

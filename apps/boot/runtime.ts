@@ -68,6 +68,8 @@ export const openContext = async (
     maxAttempts: config.DELIVERY_MAX_ATTEMPTS,
     baseDelayMs: config.DELIVERY_BACKOFF_BASE_MS,
     factor: config.DELIVERY_BACKOFF_FACTOR,
+    // At most the retention: a body is forgotten then anyway.
+    identityWaitMs: Math.min(config.DELIVERY_IDENTITY_WAIT_MINUTES * 60_000, messageRetentionMs(config)),
   };
   return {
     config,

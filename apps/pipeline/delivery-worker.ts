@@ -7,7 +7,7 @@ import type { DeliveryPolicy } from '../../domain/delivery/policy.ts';
 import type { Messenger } from '../../domain/shared/messengers.ts';
 import type { Broker, Consumer } from '../../infra/broker/port.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
-import type { MessengerConnector } from '../../infra/messenger/port.ts';
+import { BotIdentityMissingError, type MessengerConnector } from '../../infra/messenger/port.ts';
 import { isUnavailable } from '../../infra/errors/unavailable.ts';
 import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
 import { handleCommand } from '../commands/handle-command.ts';
@@ -27,6 +27,8 @@ export interface DeliveryWorkerDeps {
   policy: DeliveryPolicy;
   metrics: RelayMetrics;
   log: Logger;
+  /** Told of each message that waits for its bot's identity (for one log line per app-messenger and change). */
+  waiting?: (appId: string, messenger: Messenger, reason: string) => void;
 }
 
 export const FORGOTTEN_BODY = 'Message body forgotten before delivery (retention or app deleted)';
@@ -39,8 +41,8 @@ const attempt = async (deps: DeliveryWorkerDeps, { message }: OutboundRecord, ke
   const appMessenger = deps.apps.appMessengerOf(message.appId, message.messenger);
   if (!appMessenger) return { ok: false, permanent: true, reason: `App does not use ${message.messenger}` };
   if (appMessenger.status === 'disabled') return { ok: false, permanent: true, reason: 'App messenger disabled' };
-  if (appMessenger.status === 'processing' || appMessenger.address === null)
-    return { ok: false, permanent: false, reason: 'App messenger identity is still being provisioned' };
+  // No identity to send from yet (not provisioned, or not bound on its daemon): no attempt can be made.
+  if (appMessenger.status === 'processing' || appMessenger.address === null) return { ok: false, deferred: true, reason: 'The bot identity is not provisioned or bound yet' };
   const connector = deps.connectors.get(message.messenger);
   if (!connector) return { ok: false, permanent: false, reason: `No connector for ${message.messenger}` };
   // A store that cannot be read rejects here: the record is handed again later, no attempt is spent.
@@ -60,9 +62,11 @@ const attempt = async (deps: DeliveryWorkerDeps, { message }: OutboundRecord, ke
     if (!outcome.ok && isLegacyOutbound(message)) return { ...outcome, permanent: true, reason: `${outcome.reason} (accepted before an upgrade: not retried)` };
     return outcome;
   } catch (error) {
-    // The daemon (or the bot's account on it) is not there: that is no answer of the messenger,
-    // so no attempt is spent; the record is handed again after a pause (docs/messengers.md).
+    // The daemon is not there: that is no answer of the messenger, so no attempt is spent; the
+    // record is handed again after a pause (docs/messengers.md).
     if (isUnavailable(error)) throw error;
+    // The daemon is, but not the bot's identity on it: this message waits (deferred), the others go on.
+    if (error instanceof BotIdentityMissingError) return { ok: false, deferred: true, reason: error.message };
     return { ok: false, permanent: false, reason: error instanceof Error ? error.message : String(error) };
   }
 };
@@ -88,6 +92,8 @@ export const deliverRecord = async (deps: DeliveryWorkerDeps, value: OutboundRec
     deliveryDecider,
     async (state): Promise<RecordAttempt | undefined> => {
       if (state.finished || value.attempt <= state.attemptsRecorded) return undefined;
+      // A copy of a deferred record, handed before the look it planned: nothing to do yet.
+      if (state.deferredUntil !== null && Date.now() < Date.parse(state.deferredUntil)) return undefined;
       const outcome = await attempt(deps, value, keys, state.partsDelivered);
       return { type: 'RecordAttempt', data: { message: ref, attempt: value.attempt, outcome, policy: deps.policy, now: new Date() } };
     },
@@ -100,12 +106,35 @@ export const deliverRecord = async (deps: DeliveryWorkerDeps, value: OutboundRec
   for (const event of result.events) {
     if (event.type === 'MessageDelivered') deps.metrics.messagesDelivered.inc({ messenger });
     else if (event.type === 'DeliveryAttemptFailed') deps.metrics.messagesFailed.inc({ messenger });
+    else if (event.type === 'DeliveryDeferred') deps.waiting?.(ref.appId, ref.messenger, event.data.reason);
     else deps.metrics.messagesAbandoned.inc({ messenger });
   }
 };
 
-export const startDeliveryWorker = (deps: DeliveryWorkerDeps): Promise<Consumer> =>
-  deps.broker.consume({
+/** A state that repeats is logged again at most this often. */
+const WAITING_LOG_EVERY_MS = 600_000;
+
+/**
+ * One log line when an app-messenger's messages begin to wait for its bot identity (or wait for
+ * another reason), naming the app-messenger and not the message; again at most every 10 minutes
+ * while it lasts. An expected condition: no stack trace.
+ */
+const waitingLog = (deps: Pick<DeliveryWorkerDeps, 'apps' | 'log'>) => {
+  const last = new Map<string, { reason: string; at: number }>();
+  return (appId: string, messenger: Messenger, reason: string) => {
+    const key = `${appId}/${messenger}`;
+    const before = last.get(key);
+    if (before && before.reason === reason && Date.now() - before.at < WAITING_LOG_EVERY_MS) return;
+    last.set(key, { reason, at: Date.now() });
+    if (last.size > 10_000) last.delete(last.keys().next().value!);
+    deps.log.warn({ appId, appMessengerId: deps.apps.appMessengerOf(appId, messenger)?.id, messenger, reason }, 'deliveries of an app-messenger wait for its bot identity');
+  };
+};
+
+export const startDeliveryWorker = (given: DeliveryWorkerDeps): Promise<Consumer> => {
+  const deps: DeliveryWorkerDeps = { ...given, waiting: given.waiting ?? waitingLog(given) };
+  let lastUnavailable = { reason: '', at: 0 };
+  return deps.broker.consume({
     groupId: DELIVERY_GROUP,
     topics: deliveryTopics(deps.policy),
     batchSize: 25,
@@ -133,6 +162,15 @@ export const startDeliveryWorker = (deps: DeliveryWorkerDeps): Promise<Consumer>
     },
     onError: (error) =>
       isUnavailable(error)
-        ? deps.log.warn({ err: error }, 'a messenger daemon is unavailable; its deliveries wait and are retried without spending an attempt')
+        ? unavailableLog(error)
         : deps.log.error({ err: error }, 'delivery batch failed; it will be retried'),
   });
+  /** A daemon that is away: said once per reason and every 10 minutes while it lasts, without a stack trace. */
+  function unavailableLog(error: unknown) {
+    const reason = error instanceof Error ? error.message : String(error);
+    const now = Date.now();
+    if (reason === lastUnavailable.reason && now - lastUnavailable.at < WAITING_LOG_EVERY_MS) return;
+    lastUnavailable = { reason, at: now };
+    deps.log.warn({ reason }, 'a messenger daemon is unavailable; its deliveries wait and are retried without spending an attempt');
+  }
+};

@@ -11,6 +11,8 @@ import { startPeriodicRound, type PeriodicRound } from './periodic-round.ts';
 /** What a daemon's answer means for one app-messenger on it. */
 export const healthOf = (daemon: DaemonHealth, appMessenger: Pick<AppMessengerView, 'address'>): { health: AppMessengerHealth; reason: string | null } => {
   if (!daemon.reachable) return { health: 'daemon-unreachable', reason: daemon.reason };
+  // Not bound (Signal: relay signal bind|link) or not provisioned yet: it has no identity to send from.
+  if (appMessenger.address === null) return { health: 'account-missing', reason: 'No bot identity of the daemon is bound to it yet' };
   if (daemon.identities && appMessenger.address !== null && !daemon.identities.has(appMessenger.address))
     return { health: 'account-missing', reason: "The daemon no longer has the bot's account (unlinked or removed)" };
   return { health: 'ok', reason: null };
@@ -21,7 +23,8 @@ export type HealthMonitor = PeriodicRound;
 
 /**
  * Asks each messenger daemon every `intervalMs` whether it answers and which accounts it has, and
- * records each bound app-messenger's health as an event when it changes (`AppMessengerHealthChanged`:
+ * records each app-messenger's health as an event when it changes (one not bound or provisioned
+ * yet is `account-missing`, or `daemon-unreachable` while its daemon is) (`AppMessengerHealthChanged`:
  * the dashboard API shows it, `/metrics` counts it). A bad health is recorded once seen twice in a
  * row, so that one slow answer does not flap it; recovery is recorded at once.
  */
@@ -50,7 +53,7 @@ export const startMessengerHealthMonitor = (deps: {
       if (!connector.checkHealth) continue;
       const daemon = await connector.checkHealth();
       for (const appMessenger of [...deps.apps.allAppMessengers()]) {
-        if (appMessenger.messenger !== messenger || appMessenger.address === null) continue;
+        if (appMessenger.messenger !== messenger) continue;
         const { health, reason } = healthOf(daemon, appMessenger);
         if (health === appMessenger.health) {
           seenOnce.delete(appMessenger.id);

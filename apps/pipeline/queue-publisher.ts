@@ -45,6 +45,20 @@ export const recordsFor = (event: RecordedEvent): OutgoingRecord[] => {
         },
       ];
     }
+    case 'DeliveryDeferred': {
+      const { messageId, appId, messenger, batchId, keyId, split, retry, deferredAt } = e.data;
+      const message = { messageId, appId, messenger: messenger as OutboundRef['messenger'], batchId, keyId, ...(split ? { split } : {}) } satisfies OutboundRef;
+      return [
+        {
+          topic: topics.deferred,
+          key: appId,
+          value: JSON.stringify({ message, attempt: retry.attempt } satisfies OutboundRecord),
+          // Each deferral is a record of its own (the embedded log drops a second record of an id).
+          id: `${messageId}:${retry.attempt}:deferred:${deferredAt}`,
+          dueAt: Date.parse(retry.dueAt),
+        },
+      ];
+    }
     case 'MessageAbandoned': {
       const { messageId, appId, messenger, attempts, reason, abandonedAt } = e.data;
       return [{ topic: topics.dead, key: appId, value: JSON.stringify({ messageId, appId, messenger, attempts, reason, abandonedAt } satisfies DeadNotice), id: messageId }];

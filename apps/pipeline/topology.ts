@@ -12,6 +12,8 @@ export const topics = {
   outbound: (messenger: string) => `outbound.${messenger}`,
   /** Attempt n+1 of a message whose attempt n failed (delayed records). */
   retry: (failedAttempt: number) => `outbound.retry.${failedAttempt}`,
+  /** Attempts that waited for their bot's identity (deferred), made again at their due time. */
+  deferred: 'outbound.deferred',
   /** Notices of abandoned messages (no body). */
   dead: 'outbound.dead',
   /** What contacts wrote to an app: popped by poll. */
@@ -30,6 +32,7 @@ export const DELIVERY_GROUP = 'delivery';
 export const deliveryTopics = (policy: DeliveryPolicy): string[] => [
   ...MESSENGERS.map(topics.outbound),
   ...Array.from({ length: Math.max(0, policy.maxAttempts - 1) }, (_, i) => topics.retry(i + 1)),
+  topics.deferred,
 ];
 
 /** Checkpoints (in the event store) of the subscriptions of the pipeline. */

@@ -1,7 +1,7 @@
 import { assertNever, type Decider, type Decision } from '../shared/decider.ts';
 import type { DeliveryCommand } from './commands.ts';
 import type { DeliveryEvent } from './events.ts';
-import { retryDelayMs } from './policy.ts';
+import { deferDelayMs, retryDelayMs } from './policy.ts';
 
 export const deliveryStreamName = (messageId: string) => `outbound-${messageId}`;
 
@@ -10,6 +10,10 @@ export interface DeliveryState {
   finished: boolean;
   /** Of a split message, the parts already delivered by earlier attempts. */
   partsDelivered: number;
+  /** While the bot's identity is missing: since when, how many times, and until when the next look waits. */
+  deferredSince: string | null;
+  deferrals: number;
+  deferredUntil: string | null;
 }
 
 export const decide = (command: DeliveryCommand, state: DeliveryState): Decision<DeliveryEvent> => {
@@ -19,6 +23,32 @@ export const decide = (command: DeliveryCommand, state: DeliveryState): Decision
   if (state.finished || attempt <= state.attemptsRecorded) return [];
   const at = now.toISOString();
   const { messageId, appId, messenger, batchId, keyId } = message;
+  // A copy of a deferred record, handed before its time: the look it asks for is already planned.
+  if (state.deferredUntil !== null && now.getTime() < Date.parse(state.deferredUntil)) return [];
+  if (!outcome.ok && 'deferred' in outcome) {
+    const since = state.deferredSince ?? at;
+    if (now.getTime() - Date.parse(since) >= policy.identityWaitMs)
+      return [
+        {
+          type: 'MessageAbandoned',
+          data: {
+            messageId,
+            appId,
+            messenger,
+            attempts: state.attemptsRecorded,
+            reason: `Gave up after waiting ${Math.round(policy.identityWaitMs / 60_000)} minutes for the bot's identity: ${outcome.reason}`,
+            abandonedAt: at,
+          },
+        },
+      ];
+    const dueAt = new Date(now.getTime() + deferDelayMs(policy, state.deferrals + 1)).toISOString();
+    return [
+      {
+        type: 'DeliveryDeferred',
+        data: { messageId, appId, messenger, batchId, keyId, attempt, reason: outcome.reason, deferredAt: at, retry: { attempt, dueAt }, ...(message.split ? { split: true as const } : {}) },
+      },
+    ];
+  }
   if (outcome.ok) return [{ type: 'MessageDelivered', data: { messageId, appId, messenger, attempt, deliveredAt: at, ...(outcome.parts !== undefined ? { parts: outcome.parts } : {}) } }];
   const failed = {
     messageId,
@@ -59,14 +89,17 @@ export const evolve = (state: DeliveryState, event: DeliveryEvent): DeliveryStat
     case 'MessageDelivered':
       return { ...state, attemptsRecorded: event.data.attempt, finished: true };
     case 'DeliveryAttemptFailed':
-      return { ...state, attemptsRecorded: event.data.attempt, partsDelivered: event.data.partsDelivered ?? state.partsDelivered };
+      // The identity was there for this attempt: a later absence waits its own time.
+      return { ...state, attemptsRecorded: event.data.attempt, partsDelivered: event.data.partsDelivered ?? state.partsDelivered, deferredSince: null, deferrals: 0, deferredUntil: null };
     case 'MessageAbandoned':
       return { ...state, finished: true };
+    case 'DeliveryDeferred':
+      return { ...state, deferredSince: state.deferredSince ?? event.data.deferredAt, deferrals: state.deferrals + 1, deferredUntil: event.data.retry.dueAt };
     default:
       return assertNever(event);
   }
 };
 
-export const initialState = (): DeliveryState => ({ attemptsRecorded: 0, finished: false, partsDelivered: 0 });
+export const initialState = (): DeliveryState => ({ attemptsRecorded: 0, finished: false, partsDelivered: 0, deferredSince: null, deferrals: 0, deferredUntil: null });
 
 export const deliveryDecider: Decider<DeliveryState, DeliveryCommand, DeliveryEvent> = { decide, evolve, initialState };

@@ -89,4 +89,41 @@ describe('delivery decider', () => {
       .given([])
       .when({ type: 'RecordAttempt', data: { message: { ...message, split: true }, attempt: 1, outcome: { ok: true, parts: 3 }, policy, now } })
       .then([{ type: 'MessageDelivered', data: { messageId: 'm1', appId: 'app_1', messenger: 'signal', attempt: 1, deliveredAt: at, parts: 3 } }]));
+
+  describe('while the bot identity is missing (issue 24)', () => {
+    const missing = { ok: false as const, deferred: true as const, reason: "The bot's account is not on the daemon" };
+    const later = (ms: number) => new Date(now.getTime() + ms);
+    const deferred = (attemptAt: Date, dueInMs: number): DeliveryEvent => ({
+      type: 'DeliveryDeferred',
+      data: { messageId: 'm1', appId: 'app_1', messenger: 'signal', batchId: 'b1', keyId: 'k1', attempt: 1, reason: missing.reason, deferredAt: attemptAt.toISOString(), retry: { attempt: 1, dueAt: new Date(attemptAt.getTime() + dueInMs).toISOString() } },
+    });
+
+    it('defers the same attempt, spending none, with a growing pause', () => {
+      spec.given([]).when({ type: 'RecordAttempt', data: { message, attempt: 1, outcome: missing, policy, now } }).then([deferred(now, 5_000)]);
+      spec
+        .given([deferred(now, 5_000)])
+        .when({ type: 'RecordAttempt', data: { message, attempt: 1, outcome: missing, policy, now: later(5_000) } })
+        .then([deferred(later(5_000), 10_000)]);
+    });
+
+    it('ignores a copy of the record that comes before the planned look', () =>
+      spec.given([deferred(now, 5_000)]).when({ type: 'RecordAttempt', data: { message, attempt: 1, outcome: { ok: true }, policy, now: later(1_000) } }).thenNothingHappens());
+
+    it('delivers with the attempt it waited to make once the identity is back', () =>
+      spec
+        .given([deferred(now, 5_000)])
+        .when({ type: 'RecordAttempt', data: { message, attempt: 1, outcome: { ok: true }, policy, now: later(5_000) } })
+        .then([{ type: 'MessageDelivered', data: { messageId: 'm1', appId: 'app_1', messenger: 'signal', attempt: 1, deliveredAt: later(5_000).toISOString() } }]));
+
+    it('abandons the message once the identity has been missing for the policy\'s wait, saying why', () =>
+      spec
+        .given([deferred(now, 5_000)])
+        .when({ type: 'RecordAttempt', data: { message, attempt: 1, outcome: missing, policy, now: later(policy.identityWaitMs) } })
+        .then([
+          {
+            type: 'MessageAbandoned',
+            data: { messageId: 'm1', appId: 'app_1', messenger: 'signal', attempts: 0, reason: "Gave up after waiting 60 minutes for the bot's identity: The bot's account is not on the daemon", abandonedAt: later(policy.identityWaitMs).toISOString() },
+          },
+        ]));
+  });
 });

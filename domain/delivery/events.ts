@@ -31,6 +31,26 @@ export type DeliveryEvent =
       };
     }
   | {
+      /**
+       * The attempt could not be made: the bot's identity is not on its daemon (unlinked, removed,
+       * not bound yet). No attempt is spent; the same attempt is made again at `retry.dueAt`, until
+       * the identity has been missing for the policy's `identityWaitMs` (then MessageAbandoned).
+       */
+      type: 'DeliveryDeferred';
+      data: {
+        messageId: string;
+        appId: string;
+        messenger: string;
+        batchId: string;
+        keyId: string;
+        attempt: number;
+        reason: string;
+        deferredAt: string;
+        retry: { attempt: number; dueAt: string };
+        split?: true;
+      };
+    }
+  | {
       type: 'MessageAbandoned';
       data: { messageId: string; appId: string; messenger: string; attempts: number; reason: string; abandonedAt: string };
     };

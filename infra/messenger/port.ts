@@ -79,6 +79,15 @@ export interface GroupAdministration {
   members(from: string, groupId: string): Promise<GroupMember[]>;
 }
 
+/**
+ * The daemon answers, but the bot's identity is not on it (a Signal account unlinked or removed, a
+ * SimpleX user gone): no attempt could be made. Unlike a daemon that is away, this holds back only
+ * this identity's messages: the delivery is deferred, and abandoned after a bounded wait.
+ */
+export class BotIdentityMissingError extends Error {
+  override readonly name = 'BotIdentityMissingError';
+}
+
 /** The messenger refused a group operation. `permanent: false`: it may work if tried again. */
 export class GroupOperationError extends Error {
   override readonly name = 'GroupOperationError';

@@ -180,21 +180,36 @@ describe.each(['http', 'tcp'] as const)('Signal on signal-cli over %s (fake daem
     expect((await pollAll(1)).map((m) => m.content)).toEqual(['after the cut']);
   });
 
-  it("lets replies wait while the bot's account is missing from the daemon, without spending an attempt, and delivers them once it is back", async () => {
+  it("lets a bot's replies wait while its account is missing from the daemon, without spending an attempt or holding back another bot, and delivers them once it is back", async () => {
+    const linked = (await dashboard(relay, account, 'GET', '/apps')).body.items.find((a: { name: string }) => a.name === 'Linked bot');
+    const linkedKey = (await createKey(relay, account, [linked.id])).secret;
     fake.removeAccount(BOT);
     const sent = await api(relay, 'POST', '/messages/send', { key, body: { messages: [{ appId, messenger: 'signal', contactId: CONTACT, message: 'patience' }] } });
     expect(sent.status).toBe(202);
     const messageId = sent.body.successfulMessages[0].messageId as string;
-    await waitFor(() => (relay.output().includes('a messenger daemon is unavailable') ? true : undefined), 15_000, 'the delivery worker meeting the missing account');
+    // Another bot on the same daemon goes on.
+    const other = await api(relay, 'POST', '/messages/send', { key: linkedKey, body: { messages: [{ appId: linked.id, messenger: 'signal', contactId: CONTACT, message: 'not held back' }] } });
+    expect(other.status).toBe(202);
+    await waitFor(() => (fake.sent.some((s) => s.message === 'not held back') ? true : undefined), 15_000, "the other bot's reply");
+    await waitFor(() => (relay.output().includes('deliveries of an app-messenger wait for its bot identity') ? true : undefined), 15_000, 'the one line that says so');
+    expect(fake.sent.some((s) => s.message === 'patience')).toBe(false);
+    // Said once, naming the app-messenger, without a stack trace.
+    const lines = relay.output().split('\n').filter((line) => line.includes('wait for its bot identity'));
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ appMessengerId, messenger: 'signal', reason: "The bot's Signal account is not on the signal-cli daemon (unlinked or removed)" });
+    expect(lines[0]).not.toContain('stack');
     fake.addAccount(BOT);
     await waitFor(() => (fake.sent.some((s) => s.message === 'patience') ? true : undefined), 20_000, 'the reply once the account is back');
     // The outcome is appended just after the daemon answered.
     const events = await waitFor(async () => {
       const res = await relay.cli(['events', '--stream', `outbound-${messageId}`]);
       const lines = res.stdout.trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as { type: string; data: { attempt?: number } });
-      return lines.length > 0 ? lines : undefined;
+      return lines.some((e) => e.type === 'MessageDelivered') ? lines : undefined;
     }, 10_000, 'the outcome of the reply');
-    expect(events.map((e) => [e.type, e.data.attempt])).toEqual([['MessageDelivered', 1]]);
+    const types = events.map((e) => e.type);
+    expect(types.at(-1)).toBe('MessageDelivered');
+    expect(new Set(types.slice(0, -1))).toEqual(new Set(['DeliveryDeferred']));
+    expect(new Set(events.map((e) => e.data.attempt))).toEqual(new Set([1]));
   });
 
   it('keeps a recorded message across a SIGKILL, and works after the restart', async () => {
@@ -258,18 +273,30 @@ describe('Signal on signal-cli with --receive-mode manual over TCP (fake daemon)
       const text = await (await fetch(`${relay.url}/metrics`)).text();
       return Number(new RegExp(`^relay_app_messengers_unhealthy\\{messenger="signal",health="${health}"\\} (\\d+)$`, 'm').exec(text)?.[1]);
     };
+    // It was account-missing until it was bound: ok from the first health round after the bind.
+    await waitFor(async () => ((await healthOf()).health === 'ok' ? true : undefined), 10_000, 'ok once bound');
     expect(await healthOf()).toMatchObject({ health: 'ok', healthReason: null });
     expect(await unhealthy('account-missing')).toBe(0);
+    // An app-messenger no account is bound to yet says so (it said ok before issue 24).
+    const unbound = await dashboard(relay, account, 'POST', '/apps', { name: 'Unbound bot', protocol: ['signal'] });
+    const unboundHealth = async () => (await dashboard(relay, account, 'GET', '/apps')).body.items.find((a: { id: string }) => a.id === unbound.body.id).messengers[0];
+    await waitFor(async () => ((await unboundHealth()).health === 'account-missing' ? true : undefined), 10_000, 'the unbound app-messenger account-missing');
+    expect((await unboundHealth()).healthReason).toBe('No bot identity of the daemon is bound to it yet');
+    expect(await unhealthy('account-missing')).toBe(1);
     fake.removeAccount(BOT);
     await waitFor(async () => ((await healthOf()).health === 'account-missing' ? true : undefined), 10_000, 'account-missing');
     expect((await healthOf()).healthReason).toBe("The daemon no longer has the bot's account (unlinked or removed)");
-    expect(await unhealthy('account-missing')).toBe(1);
+    expect(await unhealthy('account-missing')).toBe(2);
     fake.addAccount(BOT);
     await waitFor(async () => ((await healthOf()).health === 'ok' ? true : undefined), 10_000, 'healthy again');
     await fake.close();
     await waitFor(async () => ((await healthOf()).health === 'daemon-unreachable' ? true : undefined), 10_000, 'daemon-unreachable');
-    expect(await unhealthy('daemon-unreachable')).toBe(1);
+    await waitFor(async () => ((await unboundHealth()).health === 'daemon-unreachable' ? true : undefined), 10_000, 'the unbound one daemon-unreachable too');
+    expect(await unhealthy('daemon-unreachable')).toBe(2);
     const history = await relay.cli(['events', '--type', 'AppMessengerHealthChanged']);
-    expect(history.stdout.trim().split('\n').map((line) => JSON.parse(line).data.health)).toEqual(['account-missing', 'ok', 'daemon-unreachable']);
+    const bound = (await healthOf()).id;
+    const changes = history.stdout.trim().split('\n').map((line) => JSON.parse(line).data as { appMessengerId: string; health: string });
+    // Unbound at first (account-missing until the bind), then the three changes above.
+    expect(changes.filter((c) => c.appMessengerId === bound).map((c) => c.health)).toEqual(['account-missing', 'ok', 'account-missing', 'ok', 'daemon-unreachable']);
   });
 });

@@ -3,8 +3,8 @@
  * daemon's error. Reasons are kept in clear in the history, so they never carry the contact id or
  * the group id (the daemon's own messages do: they are scrubbed).
  */
-import type { DeliveryResult } from '../port.ts';
-import { SIGNAL_ERROR_CODES, SignalDaemonError, SignalDaemonUnavailableError } from './signal-rpc.ts';
+import { BotIdentityMissingError, type DeliveryResult } from '../port.ts';
+import { SIGNAL_ERROR_CODES, SignalDaemonError } from './signal-rpc.ts';
 
 const RESULT_REASONS: Record<string, { permanent: boolean; reason: string }> = {
   UNREGISTERED_FAILURE: { permanent: true, reason: 'The contact is not registered on Signal' },
@@ -42,7 +42,7 @@ const scrub = (text: string, secrets: readonly string[]): string =>
 /** The daemon refused the call: a user error (a recipient or group it does not know) or an untrusted key is permanent. */
 export const outcomeOfDaemonError = (error: SignalDaemonError, secrets: readonly string[]): DeliveryResult => {
   if (error.code === SIGNAL_ERROR_CODES.invalidParams && /account does not exist/i.test(error.message))
-    throw new SignalDaemonUnavailableError("The bot's Signal account is not on the signal-cli daemon (unlinked or removed)");
+    throw new BotIdentityMissingError("The bot's Signal account is not on the signal-cli daemon (unlinked or removed)");
   const message = scrub(error.message, secrets).slice(0, 300);
   switch (error.code) {
     case SIGNAL_ERROR_CODES.userError:

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { eventually } from '../../../test/support/eventually.ts';
 import type { FakeSignalCli } from '../../../test/support/fake-signal-cli.ts';
 import { BOT, envelopeFrom, quietLog, rpcFor, signalFixture, type Transport } from '../../../test/support/signal-fixture.ts';
-import type { InboundFromContact } from '../port.ts';
+import { BotIdentityMissingError, type InboundFromContact } from '../port.ts';
 import { SignalConnector } from './signal-connector.ts';
 import { SignalDaemonUnavailableError } from './signal-rpc.ts';
 
@@ -94,9 +94,9 @@ describe.each<Transport>(['http', 'tcp'])('Signal connector over %s (fake signal
     expect(await connector.deliver({ messageId: 'm3', from: BOT, contactId: CONTACT, text: 'hi' })).toMatchObject({ ok: false, permanent: false });
   });
 
-  it("reports a bot account the daemon no longer has, and a daemon that cannot be reached, as unavailable (not as the messenger's answer)", async () => {
+  it("reports a bot account the daemon no longer has as a missing identity, and a daemon that cannot be reached as unavailable (neither is the messenger's answer)", async () => {
     fake.removeAccount(BOT);
-    await expect(connector.deliver({ messageId: 'm4', from: BOT, contactId: CONTACT, text: 'hi' })).rejects.toBeInstanceOf(SignalDaemonUnavailableError);
+    await expect(connector.deliver({ messageId: 'm4', from: BOT, contactId: CONTACT, text: 'hi' })).rejects.toBeInstanceOf(BotIdentityMissingError);
     await fake.close();
     const gone = new SignalConnector({ rpc: rpcFor(transport, fake, 1_000), log: quietLog });
     await expect(gone.deliver({ messageId: 'm5', from: BOT, contactId: CONTACT, text: 'hi' })).rejects.toBeInstanceOf(SignalDaemonUnavailableError);

@@ -13,7 +13,7 @@
  */
 import { rejectionOf } from '../messenger-rules.ts';
 import { InboundHandoff, type HandoffLog } from '../inbound-handoff.ts';
-import type { DaemonHealth, DeliveryResult, GroupActivity, InboundFromContact, MessengerConnector, OutboundDelivery } from '../port.ts';
+import { BotIdentityMissingError, type DaemonHealth, type DeliveryResult, type GroupActivity, type InboundFromContact, type MessengerConnector, type OutboundDelivery } from '../port.ts';
 import { MEMBER_PREFIX, readNewChatItems } from './chat-items.ts';
 import { outcomeOfSendError } from './send-outcome.ts';
 import { SimplexGroups } from './simplex-groups.ts';
@@ -257,7 +257,7 @@ export class SimplexConnector implements MessengerConnector {
     if (known !== undefined) return known;
     for (const user of await this.users()) await this.addressOf(user.userId, false).catch(() => undefined);
     const found = this.userOfAddress.get(address);
-    if (found === undefined) throw new SimplexUnavailableError("simplex-chat has no user with the bot's address (removed?)");
+    if (found === undefined) throw new BotIdentityMissingError("simplex-chat has no user with the bot's address (removed?)");
     return found;
   }
 }
