@@ -237,6 +237,33 @@ describe('Signal on signal-cli with --receive-mode manual over TCP (fake daemon)
     await fake?.close();
   });
 
+  it('receives for an account linked or bound while Relay runs, without a restart (issue 24, item 3)', async () => {
+    const daemon = await new FakeSignalCli({ keepAliveMs: 200, receiveMode: 'manual' }).start();
+    daemon.addAccount(BOT);
+    const relay = await startRelayProcess({ env: { SIGNAL_CLI_URL: `tcp://127.0.0.1:${daemon.tcpPort}`, SIGNAL_CLI_RECEIVE_MODE: 'manual', SIGNAL_CLI_ACCOUNT_WATCH_MS: '200' } });
+    try {
+      await waitFor(() => (daemon.listeners > 0 ? true : undefined), 10_000, 'Relay subscribed');
+      const account = await createAccount(relay);
+      const created = await dashboard(relay, account, 'POST', '/apps', { name: 'Late bot', protocol: ['signal'] });
+      const appId = created.body.id as string;
+      // The account joins the daemon after Relay subscribed (as `relay signal link` makes it), and is bound.
+      const LATE = '+15550008888';
+      daemon.addAccount(LATE);
+      expect((await relay.cli(['signal', 'bind', '--app-messenger', created.body.messengers[0].id, '--account', LATE])).code).toBe(0);
+      const key = (await createKey(relay, account, [appId])).secret;
+      daemon.receive(LATE, envelopeFrom(CONTACT, 'to the late account', 1_700_000_000_777));
+      const polled = await waitFor(async () => {
+        const res = await api(relay, 'GET', '/messages/poll', { key });
+        return res.body.count > 0 ? res.body.messages : undefined;
+      }, 15_000, 'the message to the account linked while Relay ran');
+      expect(polled.map((m: { content: string }) => m.content)).toEqual(['to the late account']);
+    } finally {
+      await relay.stop();
+      await relay.cleanup();
+      await daemon.close();
+    }
+  });
+
   it('receives what contacts wrote while Relay was stopped, since the daemon only receives while Relay subscribes', async () => {
     fake = await new FakeSignalCli({ keepAliveMs: 200, receiveMode: 'manual' }).start();
     fake.addAccount(BOT);

@@ -54,9 +54,10 @@ export class FakeSignalCli {
   private readonly callErrors: Array<{ code: number; message: string }> = [];
   private readonly sseClients = new Set<http.ServerResponse>();
   private readonly tcpClients = new Set<net.Socket>();
-  private readonly subscribed = new Set<net.Socket>();
-  /** Messages waiting for a subscription (manual receive mode). */
-  private readonly waiting: object[] = [];
+  /** Manual receive mode: each subscribed connection, and the accounts its subscriptions cover. */
+  private readonly subscribed = new Map<net.Socket, Set<string>>();
+  /** Messages waiting for a subscription that covers their account (manual receive mode). */
+  private readonly waiting: Array<{ envelope: Record<string, unknown>; account: string }> = [];
   /** finishLink calls waiting for a phone to scan their URI. */
   private readonly links = new Map<string, (account: string) => void>();
   /** Messages nobody received (on-start receive mode with no listener). */
@@ -104,8 +105,10 @@ export class FakeSignalCli {
   receive(account: string, envelope: Record<string, unknown>): void {
     const params = { envelope, account };
     if (this.options.receiveMode === 'manual') {
-      if (this.subscribed.size === 0) return void this.waiting.push(params);
-      for (const socket of this.subscribed) socket.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'receive', params: { subscription: 0, result: params } })}\n`);
+      // As signal-cli 0.13.19: a subscription without an account covers the accounts there were when it was made.
+      const covering = [...this.subscribed].filter(([, accounts]) => accounts.has(account)).map(([socket]) => socket);
+      if (covering.length === 0) return void this.waiting.push(params);
+      for (const socket of covering) socket.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'receive', params: { subscription: 0, result: params } })}\n`);
       return;
     }
     if (this.listeners === 0) this.lost++;
@@ -167,10 +170,16 @@ export class FakeSignalCli {
         return reply(success(request.id, { version: '0.13.19' }));
       case 'subscribeReceive':
         if (socket) {
-          this.subscribed.add(socket);
-          // The waiting messages follow the answer.
+          // Without an account: the accounts there are now (not those linked or registered later); with one: that one.
+          if (typeof params.account === 'string' && !this.accounts.has(params.account)) return reply(error(request.id, -32602, 'Specified account does not exist'));
+          const covered = this.subscribed.get(socket) ?? new Set<string>();
+          for (const account of typeof params.account === 'string' ? [params.account] : this.accounts) covered.add(account);
+          this.subscribed.set(socket, covered);
+          // The waiting messages of the accounts it covers follow the answer.
           setImmediate(() => {
-            for (const params of this.waiting.splice(0)) socket.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'receive', params: { subscription: 0, result: params } })}\n`);
+            const due = this.waiting.filter((w) => covered.has(w.account));
+            this.waiting.splice(0, this.waiting.length, ...this.waiting.filter((w) => !covered.has(w.account)));
+            for (const params of due) socket.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'receive', params: { subscription: 0, result: params } })}\n`);
           });
         }
         return reply(success(request.id, 0));

@@ -9,6 +9,7 @@ import type { JSONRPCRequest, JSONRPCResponse } from 'json-rpc-2.0';
 import { Backoff } from '../../net/backoff.ts';
 import { LineBuffer } from '../../net/line-buffer.ts';
 import { RpcRequester } from './rpc-requester.ts';
+import { numbersOfAccounts } from './accounts.ts';
 import { MAX_DAEMON_FRAME_BYTES, SignalDaemonUnavailableError, type CallOptions, type ChannelState, type RpcCall, type RpcOutcome, type SignalRpc } from './signal-rpc.ts';
 
 export interface TcpSignalRpcOptions {
@@ -23,6 +24,12 @@ export interface TcpSignalRpcOptions {
    * listens and messages wait on Signal's servers otherwise.
    */
   readonly subscribe?: boolean;
+  /**
+   * With `subscribe`: how often the daemon's accounts are listed, so that one linked or registered
+   * while Relay listens gets a subscription of its own (signal-cli 0.13.19's `subscribeReceive`
+   * without an account covers only the accounts present when it was made). Default 5000 ms.
+   */
+  readonly accountWatchMs?: number;
 }
 
 type Line = { id?: unknown; method?: unknown; params?: unknown; result?: unknown; error?: unknown };
@@ -43,6 +50,9 @@ export class TcpSignalRpc implements SignalRpc {
   private onReceive: ((params: unknown) => void) | undefined;
   private onState: (state: ChannelState) => void = () => undefined;
   private firstConnection: Promise<void> | undefined;
+  /** The accounts the subscriptions of this connection cover (manual receive mode). */
+  private covered = new Set<string>();
+  private watcher: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: TcpSignalRpcOptions) {
     this.requester = new RpcRequester((payload) => this.write(payload), options.timeoutMs);
@@ -85,6 +95,7 @@ export class TcpSignalRpc implements SignalRpc {
   async close(): Promise<void> {
     this.closed = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.stopWatching();
     this.socket?.destroy();
     this.requester.failPending('the connector is closing');
   }
@@ -116,6 +127,7 @@ export class TcpSignalRpc implements SignalRpc {
       this.connected = false;
       if (this.socket === socket) this.socket = undefined;
       this.requester.failPending(wasConnected ? 'the connection to the daemon was lost' : 'the daemon could not be reached');
+      this.stopWatching();
       settled();
       if (this.closed) return;
       this.onState({ open: false, reason: wasConnected ? 'the connection to the daemon was lost' : 'the daemon could not be reached' });
@@ -123,16 +135,56 @@ export class TcpSignalRpc implements SignalRpc {
     });
   }
 
-  /** The channel is open once connected, and with `subscribe` once the daemon took the subscription (else the connection is tried again). */
+  /**
+   * The channel is open once connected, and with `subscribe` once the daemon took the subscription
+   * (else the connection is tried again). The accounts listed before subscribing are those it
+   * covers; an account that appears later is subscribed on its own (watchAccounts).
+   */
   private channelOpened(socket: net.Socket): void {
     if (!this.options.subscribe) return this.onState({ open: true });
-    this.requester.call('subscribeReceive').then(
-      () => this.onState({ open: true }),
-      (error: Error) => {
-        this.options.onMalformed?.(`the daemon refused subscribeReceive: ${error.message}`);
+    void (async () => {
+      try {
+        const before = numbersOfAccounts(await this.requester.call('listAccounts'));
+        await this.requester.call('subscribeReceive');
+        if (this.socket !== socket) return;
+        this.covered = new Set(before);
+        this.onState({ open: true });
+        this.watchAccounts(socket);
+      } catch (error) {
+        this.options.onMalformed?.(`the daemon refused subscribeReceive: ${(error as Error).message}`);
         socket.destroy();
-      },
-    );
+      }
+    })();
+  }
+
+  /** Subscribes every account the daemon gained since, on its own, every `accountWatchMs`. */
+  private watchAccounts(socket: net.Socket): void {
+    this.stopWatching();
+    let busy = false;
+    this.watcher = setInterval(() => {
+      if (busy || this.socket !== socket) return;
+      busy = true;
+      void (async () => {
+        try {
+          for (const account of numbersOfAccounts(await this.requester.call('listAccounts'))) {
+            if (this.covered.has(account)) continue;
+            await this.requester.call('subscribeReceive', { account });
+            this.covered.add(account);
+          }
+        } catch {
+          // The connection is going, or the account went again: the next round looks again.
+        } finally {
+          busy = false;
+        }
+      })();
+    }, this.options.accountWatchMs ?? 5_000);
+    this.watcher.unref();
+  }
+
+  private stopWatching(): void {
+    if (this.watcher) clearInterval(this.watcher);
+    this.watcher = undefined;
+    this.covered = new Set();
   }
 
   private handleLine(line: string): void {
