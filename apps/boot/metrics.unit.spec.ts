@@ -81,6 +81,7 @@ describe('metrics', () => {
       'delivery/outbound.session',
       'delivery/outbound.retry.1',
       'delivery/outbound.retry.2',
+      'delivery/outbound.deferred',
     ]);
     expect(lines).toContain('relay_consumer_lag{group="delivery",topic="outbound.signal"} 4');
     expect(lines).toContain('relay_consumer_lag{group="delivery",topic="outbound.retry.2"} 0');
@@ -98,7 +99,8 @@ describe('metrics', () => {
     let calls = 0;
     const failing = metricsOf({
       broker: fakeBroker(async () => {
-        if (++calls > 5) throw new Error('broker down');
+        // The first scrape asks once per delivery topic (six), the second finds the broker down.
+        if (++calls > 6) throw new Error('broker down');
         return 1;
       }),
     });

@@ -4,6 +4,16 @@
  * the body or the contact (they are sealed in the batch: `batchId`, `keyId`). A final outcome
  * (delivered, abandoned) releases the message's use of its data key in the same transaction.
  */
+/** What an attempt's event says of its message (never the body or the contact: they are sealed in the batch). */
+interface AttemptOf {
+  messageId: string;
+  appId: string;
+  messenger: string;
+  batchId: string;
+  keyId: string;
+  attempt: number;
+}
+
 export type DeliveryEvent =
   | {
       type: 'MessageDelivered';
@@ -12,13 +22,7 @@ export type DeliveryEvent =
     }
   | {
       type: 'DeliveryAttemptFailed';
-      data: {
-        messageId: string;
-        appId: string;
-        messenger: string;
-        batchId: string;
-        keyId: string;
-        attempt: number;
+      data: AttemptOf & {
         reason: string;
         permanent: boolean;
         failedAt: string;
@@ -37,13 +41,7 @@ export type DeliveryEvent =
        * the identity has been missing for the policy's `identityWaitMs` (then MessageAbandoned).
        */
       type: 'DeliveryDeferred';
-      data: {
-        messageId: string;
-        appId: string;
-        messenger: string;
-        batchId: string;
-        keyId: string;
-        attempt: number;
+      data: AttemptOf & {
         reason: string;
         deferredAt: string;
         retry: { attempt: number; dueAt: string };

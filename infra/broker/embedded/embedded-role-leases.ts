@@ -1,3 +1,4 @@
+import { heldRoles } from '../held-roles.ts';
 import type { RoleLeaseOptions, RoleLeases } from '../port.ts';
 
 /** What role leases need from the log. Every call is synchronous and may throw BrokerUnavailableError. */
@@ -21,22 +22,9 @@ export interface EmbeddedRoleLeaseSettings {
 export const createEmbeddedRoleLeases = (source: RoleLeaseSource, options: RoleLeaseOptions, settings: EmbeddedRoleLeaseSettings): RoleLeases => {
   const { owner, leaseMs } = settings;
   const group = `roles:${options.group}`;
-  let held = new Set<string>();
+  const { report, tell } = heldRoles(options);
   let heldUntil = 0;
   let stopped = false;
-
-  const report = (error: unknown) => {
-    try {
-      options.onError?.(error);
-    } catch {
-      // an onError that throws must not stop the leases
-    }
-  };
-  const tell = (next: Set<string>) => {
-    if (next.size === held.size && [...next].every((role) => held.has(role))) return;
-    held = next;
-    options.onChange(new Set(next));
-  };
   const round = () => {
     if (stopped) return;
     const now = Date.now();

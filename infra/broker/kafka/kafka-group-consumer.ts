@@ -2,6 +2,7 @@ import type { Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { ConsumeOptions, ConsumedRecord, Consumer } from '../port.ts';
 import { fromKafkaMessage } from './kafka-records.ts';
+import { trackJoin } from './group-join.ts';
 
 /** How a member keeps its place in its group (docs/kafka-startup.md). */
 export interface GroupTimeouts {
@@ -92,17 +93,13 @@ export const startGroupConsumer = async (
       // an onError that throws must not stop consumption
     }
   };
-  // Settles when the member has joined, or has crashed for good; a crash kafkajs restarts from
-  // opens a new one (the restart joins again).
-  let joining = settleable();
+  // Whether a join is under way (a crash kafkajs restarts from joins again).
+  const join = trackJoin(consumer);
   const startedAt = Date.now();
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-    joining.settle();
     log.info({ groupId: options.groupId, ms: Date.now() - startedAt, memberId: payload.memberId }, 'kafka consumer joined its group');
   });
   consumer.on(consumer.events.CRASH, ({ payload }) => {
-    joining.settle();
-    if (payload.restart) joining = settleable();
     if (stopping !== undefined) return;
     log.warn({ err: payload.error, groupId: options.groupId, restart: payload.restart }, 'kafka consumer crashed');
     if (!payload.restart) report(payload.error);
@@ -176,22 +173,9 @@ export const startGroupConsumer = async (
       (stopping ??= (async () => {
         for (const timer of timers) clearTimeout(timer);
         timers.clear();
-        for (let current = joining; ; current = joining) {
-          await current.settled;
-          // kafkajs says "joined" a few promise turns before its runner counts as running (and
-          // so as something to stop, which makes it leave the group): let those turns pass.
-          await new Promise<void>((resolve) => setImmediate(resolve));
-          if (current === joining) break;
-        }
+        await join.untilSettled();
         await consumer.disconnect();
         await running;
       })()),
   };
-};
-
-/** A promise settled from outside, once. */
-const settleable = () => {
-  let settle!: () => void;
-  const settled = new Promise<void>((resolve) => (settle = resolve));
-  return { settled, settle };
 };

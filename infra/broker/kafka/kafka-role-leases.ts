@@ -1,7 +1,9 @@
 import type { Admin, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
+import { heldRoles } from '../held-roles.ts';
 import type { RoleLeaseOptions, RoleLeases } from '../port.ts';
 import type { GroupTimeouts } from './kafka-group-consumer.ts';
+import { trackJoin } from './group-join.ts';
 
 export interface KafkaRoleLeaseTarget {
   /** Kafka's names of the group and of the topic that stands for its roles. */
@@ -34,26 +36,10 @@ export const startKafkaRoleLeases = async (
   await ensureRoleTopic(withAdmin, target.topic, roles.length);
   let stopping: Promise<void> | undefined;
   let assigned = new Set<string>();
-  let held = new Set<string>();
+  const { report, tell, held } = heldRoles(options);
   let lastBeat = 0;
   const staleAfterMs = Math.max(timeouts.heartbeatIntervalMs, timeouts.sessionTimeoutMs - 2 * timeouts.heartbeatIntervalMs);
 
-  const report = (error: unknown) => {
-    try {
-      options.onError?.(error);
-    } catch {
-      // an onError that throws must not stop the leases
-    }
-  };
-  const tell = (next: Set<string>) => {
-    if (next.size === held.size && [...next].every((role) => held.has(role))) return;
-    held = next;
-    try {
-      options.onChange(new Set(next));
-    } catch (error) {
-      report(error);
-    }
-  };
 
   const consumer = kafka.consumer({
     groupId: target.groupId,
@@ -65,9 +51,8 @@ export const startKafkaRoleLeases = async (
     allowAutoTopicCreation: false,
     retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 2_000, restartOnFailure: async () => stopping === undefined },
   });
-  let joined = settleable();
+  const join = trackJoin(consumer);
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-    joined.settle();
     lastBeat = Date.now();
     const partitions = payload.memberAssignment[target.topic] ?? [];
     assigned = new Set(partitions.flatMap((partition) => (roles[partition] === undefined ? [] : [roles[partition]!])));
@@ -77,23 +62,21 @@ export const startKafkaRoleLeases = async (
   consumer.on(consumer.events.HEARTBEAT, () => {
     lastBeat = Date.now();
     // Answered again after a stall: the coordinator still counts this member with its assignment.
-    if (stopping === undefined && held.size === 0 && assigned.size > 0) tell(new Set(assigned));
+    if (stopping === undefined && held().size === 0 && assigned.size > 0) tell(new Set(assigned));
   });
   consumer.on(consumer.events.REBALANCING, () => {
     assigned = new Set();
     tell(new Set());
   });
   consumer.on(consumer.events.CRASH, ({ payload }) => {
-    joined.settle();
-    if (payload.restart) joined = settleable();
     assigned = new Set();
     tell(new Set());
     if (stopping === undefined) log.warn({ err: payload.error, group: options.group, restart: payload.restart }, 'role leases: member crashed');
     if (!payload.restart) report(payload.error);
   });
   const watchdog = setInterval(() => {
-    if (held.size > 0 && Date.now() - lastBeat > staleAfterMs) {
-      log.warn({ group: options.group, roles: [...held], sinceMs: Date.now() - lastBeat }, 'role leases: no heartbeat answered for most of a session; roles given up until one is');
+    if (held().size > 0 && Date.now() - lastBeat > staleAfterMs) {
+      log.warn({ group: options.group, roles: [...held()], sinceMs: Date.now() - lastBeat }, 'role leases: no heartbeat answered for most of a session; roles given up until one is');
       tell(new Set());
     }
   }, Math.max(50, Math.floor(timeouts.heartbeatIntervalMs / 2)));
@@ -114,12 +97,7 @@ export const startKafkaRoleLeases = async (
       (stopping ??= (async () => {
         clearInterval(watchdog);
         tell(new Set());
-        // kafkajs cannot abandon a join: disconnecting under one leaves a member behind.
-        for (let current = joined; ; current = joined) {
-          await current.settled;
-          await new Promise<void>((resolve) => setImmediate(resolve));
-          if (current === joined) break;
-        }
+        await join.untilSettled();
         await consumer.disconnect();
         await running;
       })()),
@@ -147,11 +125,4 @@ const ensureRoleTopic = async (withAdmin: <T>(operation: (admin: Admin) => Promi
   const metadata = await whileRetriable(() => withAdmin((admin) => admin.fetchTopicMetadata({ topics: [topic] })));
   const partitions = metadata.topics[0]?.partitions.length ?? 0;
   if (partitions < count) await whileRetriable(() => withAdmin((admin) => admin.createPartitions({ topicPartitions: [{ topic, count }] })));
-};
-
-/** A promise settled from outside, once. */
-const settleable = () => {
-  let settle!: () => void;
-  const settled = new Promise<void>((resolve) => (settle = resolve));
-  return { settled, settle };
 };
