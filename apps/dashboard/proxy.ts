@@ -55,18 +55,20 @@ const hasNoBody = (request: FastifyRequest) => {
   return request.headers['transfer-encoding'] === undefined && (length === undefined || length === '0');
 };
 
-/** Why a body is refused as JSON (its shape, then JSON.parse), or undefined. */
-const jsonRefusal = (text: string): string | undefined => {
-  const refused = jsonShapeRefusal(text);
-  if (refused !== undefined) return refused;
+const isValidJson = (text: string) => {
   try {
     JSON.parse(text);
-    return undefined;
+    return true;
   } catch {
-    return PROXY_ERRORS.invalidJson;
+    return false;
   }
 };
-const isValidJson = (text: string) => jsonRefusal(text) === undefined;
+
+/**
+ * Why a client's body is refused as JSON, or undefined: its shape before it is parsed (a client's
+ * body only: the backend's answers, a long member list say, are not held to a request's bounds).
+ */
+const jsonRefusal = (text: string): string | undefined => jsonShapeRefusal(text) ?? (isValidJson(text) ? undefined : PROXY_ERRORS.invalidJson);
 
 /** A token is forwarded as a header value, so it must be visible ASCII; anything else is no session. */
 const sessionToken = (parseCookie: (header: string) => Record<string, string | undefined>, cookieHeader: string | undefined) => {

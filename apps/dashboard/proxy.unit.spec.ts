@@ -298,6 +298,19 @@ describe('dashboard proxy failures', () => {
     expect(all).not.toContain('Very Private Name');
   });
 
+  it("holds a client's body to the JSON bounds, not the backend's answer (a long member list)", async () => {
+    const long = JSON.stringify({ members: Array.from({ length: 4_000 }, (_, i) => ({ contactId: String(i), role: 'member', status: 'joined' })) });
+    const proxy = await buildProxy(async () => ({ status: 200, headers: {}, body: long }));
+    const answered = await call(proxy, 'GET', '/group/members?appMessengerId=am_1', { cookie: COOKIE });
+    expect(answered.status).toBe(200);
+    expect(answered.body.members).toHaveLength(4_000);
+    expect(await call(proxy, 'POST', '/user', { cookie: COOKIE, ...JSON_CT }, `{"name":${'['.repeat(40)}}`)).toMatchObject({
+      status: 400,
+      body: err('Invalid JSON: nested deeper than 32 levels'),
+    });
+    await proxy.close();
+  });
+
   it('413 in the proxy’s shape for a body over the limit', async () => {
     const proxy = await buildProxy(async () => ({ status: 200, headers: {}, body: '{}' }), { bodyLimit: 64 });
     expect(await call(proxy, 'POST', '/user', { cookie: COOKIE, ...JSON_CT }, JSON.stringify({ name: 'x'.repeat(100) }))).toMatchObject({
