@@ -1,3 +1,4 @@
+import { failLimited } from './errors.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RelayContext } from '../boot/context.ts';
 import { startSessionFor, type StartedSession } from '../commands/start-session.ts';
@@ -10,8 +11,7 @@ export const sessionCookie = (token: string, maxAgeSeconds: number, secure: bool
 export const clientOf = (request: FastifyRequest) => String(request.headers['x-forwarded-for'] ?? request.ip).split(',')[0]!.trim();
 
 /** 429 for too many sign-in attempts, with when to try again. */
-export const tooManySignIns = (reply: FastifyReply, resetAt: number) =>
-  reply.header('retry-after', String(Math.max(1, Math.ceil((resetAt - Date.now()) / 1000)))).code(429).send({ success: false, error: 'Too many sign-in attempts: try again later' });
+export const tooManySignIns = (reply: FastifyReply, resetAt: number) => failLimited(reply, resetAt, 'Too many sign-in attempts: try again later');
 
 /** Starts a session of the address's user (made if new), sets its cookie on the reply, and lets the read models see it. */
 export const signInWithCookie = async (ctx: RelayContext, email: string, request: FastifyRequest, reply: FastifyReply): Promise<StartedSession> => {

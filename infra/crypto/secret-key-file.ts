@@ -3,13 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 /**
- * The key that encrypts secrets at rest: the configured one, else the one generated into
- * DATA_DIR on first start (mode 0600), so a restart decrypts what an earlier run stored.
+ * The key that encrypts secrets at rest: the configured one, else the one generated into DATA_DIR
+ * earlier (mode 0600), so a restart decrypts what an earlier run stored; undefined when there is
+ * neither (apps/boot/secret-key-check.ts decides whether one is generated).
  */
-export const resolveSecretKey = (configured: string | undefined, dataDir: string): string =>
-  existingSecretKey(configured, dataDir) ?? generateSecretKeyFile(dataDir);
-
-/** The configured key, else the one generated into DATA_DIR earlier; undefined when there is neither. */
 export const existingSecretKey = (configured: string | undefined, dataDir: string): string | undefined => {
   if (configured) return configured.toLowerCase();
   try {

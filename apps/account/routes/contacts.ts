@@ -10,7 +10,7 @@ import type { RelayContext } from '../../boot/context.ts';
 import { openContact } from '../../commands/contact-seal.ts';
 import { handleCommand } from '../../commands/handle-command.ts';
 import { issueMessengerCode } from '../../commands/issue-messenger-code.ts';
-import { fail, failDomain } from '../errors.ts';
+import { fail, failDomain, failLimited } from '../errors.ts';
 import { requireUser } from '../session.ts';
 
 const WINDOW_MS = 15 * 60_000;
@@ -36,8 +36,7 @@ export const contactRoutes =
       if (!user) return reply;
       if (ctx.models.users.contactsOf(user.id).length >= MAX_LINKED_CONTACTS) return fail(reply, 400, `Contact limit reached: at most ${MAX_LINKED_CONTACTS} per user`);
       const allowed = limiter.consume(user.id, 1, LINK_CODES_PER_WINDOW);
-      if (!allowed.allowed)
-        return reply.header('retry-after', String(Math.max(1, Math.ceil((allowed.resetAt - Date.now()) / 1000)))).code(429).send({ success: false, error: 'Too many link codes: try again later' });
+      if (!allowed.allowed) return failLimited(reply, allowed.resetAt, 'Too many link codes: try again later');
       const issued = await issueMessengerCode(
         ctx.store,
         ctx.keyedHash,

@@ -10,7 +10,7 @@ import type { RelayContext } from '../../boot/context.ts';
 import { GroupKeyGoneError, groupKeyOf, openGroupField, openGroupKey, openMemberList, openMembers, sealGroupField, type GroupKey } from '../../commands/group-seal.ts';
 import { DataKeyGoneError } from '../../../infra/event-store/port.ts';
 import { handleCommand } from '../../commands/handle-command.ts';
-import { fail, failDomain } from '../errors.ts';
+import { fail, failDomain, failLimited } from '../errors.ts';
 import { outcomeOf } from '../group-outcome.ts';
 import { groupChangeBody, groupQuery } from '../schemas.ts';
 import { requireUser } from '../session.ts';
@@ -75,11 +75,7 @@ export const groupRoutes =
       if (operation === 'add-member' && (ctx.models.groups.group(appMessenger.id)?.memberCount ?? 0) >= limit)
         return void fail(reply, 400, `The group is full: at most ${limit} members on ${appMessenger.messenger}`);
       const budget = changes.consume(`group:${userId}`, 1, ctx.config.GROUP_CHANGES_PER_MIN);
-      if (!budget.allowed) {
-        const seconds = Math.max(1, Math.ceil((budget.resetAt - Date.now()) / 1000));
-        void reply.header('Retry-After', String(seconds));
-        return void fail(reply, 429, 'Too many group changes: try again later');
-      }
+      if (!budget.allowed) return void failLimited(reply, budget.resetAt, 'Too many group changes: try again later');
       const app = ctx.models.apps.app(appMessenger.appId)!;
       const requestId = newId.groupRequest();
       let key: GroupKey | undefined;
