@@ -14,6 +14,7 @@ import path from 'node:path';
 import { SimulatorStore } from '../infra/messenger/simulator/simulator-store.ts';
 import { freePort, ROOT, runCli } from '../test/support/relay-process.ts';
 import { measureFailover } from './bench/failover.ts';
+import { percentile, rssMb } from './bench/measures.ts';
 import { measureNestedJson } from './bench/nested-json.ts';
 import { measureHostileMix } from './bench/hostile-mix.ts';
 
@@ -116,12 +117,6 @@ const paired = async (anchor: Target, relay: Target) => {
   };
 };
 
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-};
-
-const rssMb = (pid: number) => Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)]).toString().trim()) / 1024;
 
 /**
  * `GET /api/v1/events` under many streams (issue 13): another tenant writes a history of about

@@ -1,3 +1,4 @@
+import { signingSecretsAt } from '../../domain/app/events.ts';
 import type { AppMessengerView, AppView } from '../../projections/apps/apps-projection.ts';
 import type { CredentialView } from '../../projections/credentials/credentials-projection.ts';
 
@@ -12,10 +13,9 @@ export const appMessengerJson = (m: AppMessengerView) => ({
   healthReason: m.healthReason,
 });
 
-const previousSigningUntil = (app: AppView): string | null => {
-  const until = app.settings.webhookPreviousSigningSecretUntil ?? null;
-  return until !== null && (app.settings.webhookPreviousSigningSecretEncrypted ?? null) !== null && Date.parse(until) > Date.now() ? until : null;
-};
+/** Until when the secret a rotation replaced still signs, while it does. */
+const previousSigningUntil = (app: AppView): string | null =>
+  signingSecretsAt({ ...app.settings, webhookSigningSecretEncrypted: null }, new Date()).length > 0 ? (app.settings.webhookPreviousSigningSecretUntil ?? null) : null;
 
 export const appJson = (app: AppView) => ({
   id: app.id,

@@ -1,4 +1,3 @@
-import type { Logger } from 'pino';
 import { openSmtpMailer } from '../../infra/mail/mailer.ts';
 import type { RelayContext } from './context.ts';
 import { openBilling } from './payments.ts';
@@ -67,7 +66,7 @@ export const gatewayRoles = (ctx: RelayContext, connectors: Connectors, groups: 
 };
 
 /** The delivery side's leased roles. */
-export const deliveryRoles = (ctx: RelayContext, bodies: BodyOpener, log: Logger): LeasedRole[] => {
+export const deliveryRoles = (ctx: RelayContext, bodies: BodyOpener): LeasedRole[] => {
   const { config } = ctx;
   const roles: Record<(typeof DELIVERY_ROLES)[number], LeasedRole['start']> = {
     // The publisher wakes the webhook dispatcher when it queues an inbound message: one role.
@@ -118,7 +117,7 @@ export const deliveryRoles = (ctx: RelayContext, bodies: BodyOpener, log: Logger
     // Alerts go by e-mail and through the notification app's bots: with neither, there is no way to tell anyone.
     alerts: async () => {
       if (!config.SMTP_URL && !config.NOTIFICATION_APP_ID) {
-        log.info('neither SMTP_URL nor NOTIFICATION_APP_ID: no alerts are sent');
+        ctx.log.info('neither SMTP_URL nor NOTIFICATION_APP_ID: no alerts are sent');
         return nothing;
       }
       return startAlertDispatcher({

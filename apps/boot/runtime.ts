@@ -217,7 +217,7 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
           log: ctx.log.child({ component: 'delivery' }),
         }),
       );
-      leased.push(await runLeasedRoles(ctx.broker, 'delivery', deliveryRoles(ctx, bodies, ctx.log), ctx.log.child({ component: 'roles' }), rolesGauge(ctx, 'delivery', DELIVERY_ROLES)));
+      leased.push(await runLeasedRoles(ctx.broker, 'delivery', deliveryRoles(ctx, bodies), ctx.log.child({ component: 'roles' }), rolesGauge(ctx, 'delivery', DELIVERY_ROLES)));
     }
     if (parts.http !== 'none') {
       const { startHttp } = await import('../http/start-http.ts');

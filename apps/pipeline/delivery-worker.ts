@@ -115,25 +115,35 @@ export const deliverRecord = async (deps: DeliveryWorkerDeps, value: OutboundRec
 const WAITING_LOG_EVERY_MS = 600_000;
 
 /**
- * One log line when an app-messenger's messages begin to wait for its bot identity (or wait for
- * another reason), naming the app-messenger and not the message; again at most every 10 minutes
- * while it lasts. An expected condition: no stack trace.
+ * Whether a state is worth a log line: the first time it is seen for its key, when its reason
+ * changes, and again at most every 10 minutes while it lasts (an expected condition is said once,
+ * without a stack trace, not at every retry). At most 10,000 keys are remembered.
  */
-const waitingLog = (deps: Pick<DeliveryWorkerDeps, 'apps' | 'log'>) => {
+const onceInAWhile = () => {
   const last = new Map<string, { reason: string; at: number }>();
-  return (appId: string, messenger: Messenger, reason: string) => {
-    const key = `${appId}/${messenger}`;
+  return (key: string, reason: string): boolean => {
     const before = last.get(key);
-    if (before && before.reason === reason && Date.now() - before.at < WAITING_LOG_EVERY_MS) return;
-    last.set(key, { reason, at: Date.now() });
+    const now = Date.now();
+    if (before && before.reason === reason && now - before.at < WAITING_LOG_EVERY_MS) return false;
+    last.delete(key);
+    last.set(key, { reason, at: now });
     if (last.size > 10_000) last.delete(last.keys().next().value!);
-    deps.log.warn({ appId, appMessengerId: deps.apps.appMessengerOf(appId, messenger)?.id, messenger, reason }, 'deliveries of an app-messenger wait for its bot identity');
+    return true;
+  };
+};
+
+/** One log line when an app-messenger's messages begin to wait for its bot identity, naming the app-messenger and not the message. */
+const waitingLog = (deps: Pick<DeliveryWorkerDeps, 'apps' | 'log'>) => {
+  const worth = onceInAWhile();
+  return (appId: string, messenger: Messenger, reason: string) => {
+    if (worth(`${appId}/${messenger}`, reason))
+      deps.log.warn({ appId, appMessengerId: deps.apps.appMessengerOf(appId, messenger)?.id, messenger, reason }, 'deliveries of an app-messenger wait for its bot identity');
   };
 };
 
 export const startDeliveryWorker = (given: DeliveryWorkerDeps): Promise<Consumer> => {
   const deps: DeliveryWorkerDeps = { ...given, waiting: given.waiting ?? waitingLog(given) };
-  let lastUnavailable = { reason: '', at: 0 };
+  const daemonAwayWorthSaying = onceInAWhile();
   return deps.broker.consume({
     groupId: DELIVERY_GROUP,
     topics: deliveryTopics(deps.policy),
@@ -160,17 +170,11 @@ export const startDeliveryWorker = (given: DeliveryWorkerDeps): Promise<Consumer
       const failure = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
       if (failure) throw failure.reason;
     },
-    onError: (error) =>
-      isUnavailable(error)
-        ? unavailableLog(error)
-        : deps.log.error({ err: error }, 'delivery batch failed; it will be retried'),
+    onError: (error) => {
+      if (!isUnavailable(error)) return deps.log.error({ err: error }, 'delivery batch failed; it will be retried');
+      // A daemon that is away: said once per reason, and again every 10 minutes while it lasts.
+      const reason = error instanceof Error ? error.message : String(error);
+      if (daemonAwayWorthSaying('daemon', reason)) deps.log.warn({ reason }, 'a messenger daemon is unavailable; its deliveries wait and are retried without spending an attempt');
+    },
   });
-  /** A daemon that is away: said once per reason and every 10 minutes while it lasts, without a stack trace. */
-  function unavailableLog(error: unknown) {
-    const reason = error instanceof Error ? error.message : String(error);
-    const now = Date.now();
-    if (reason === lastUnavailable.reason && now - lastUnavailable.at < WAITING_LOG_EVERY_MS) return;
-    lastUnavailable = { reason, at: now };
-    deps.log.warn({ reason }, 'a messenger daemon is unavailable; its deliveries wait and are retried without spending an attempt');
-  }
 };

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Broker } from '../../infra/broker/port.ts';
+import { Backoff } from '../../infra/net/backoff.ts';
 
 /** Something a leased role started, and stops when the role moves elsewhere. */
 export interface Stoppable {
@@ -41,7 +42,7 @@ export const runLeasedRoles = async (
   let wanted = new Set<string>();
   let settling: Promise<void> = Promise.resolve();
   let stopped = false;
-  const retries = new Map<string, { timer: NodeJS.Timeout | undefined; delayMs: number }>();
+  const retries = new Map<string, { timer: NodeJS.Timeout | undefined; backoff: Backoff }>();
 
   const settle = (): Promise<void> =>
     (settling = settling.then(async () => {
@@ -62,9 +63,9 @@ export const runLeasedRoles = async (
           retries.delete(name);
           log.info({ role: name, group }, 'leased role started here');
         } catch (error) {
-          const delayMs = retry ? Math.min(retry.delayMs * 2, MAX_RETRY_MS) : FIRST_RETRY_MS;
+          const entry = retry ?? { timer: undefined as NodeJS.Timeout | undefined, backoff: new Backoff(FIRST_RETRY_MS, MAX_RETRY_MS) };
+          const delayMs = entry.backoff.delay();
           log.error({ err: error, role: name, retryInMs: delayMs }, 'leased role: start failed; tried again while its lease is held');
-          const entry = { timer: undefined as NodeJS.Timeout | undefined, delayMs };
           entry.timer = setTimeout(() => {
             entry.timer = undefined;
             void settle();

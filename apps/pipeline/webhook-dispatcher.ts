@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { Webhook } from 'standardwebhooks';
+import { signingSecretsAt } from '../../domain/app/events.ts';
 import { inboundDecider, inboundStreamName } from '../../domain/inbound/decider.ts';
 import type { Broker, ConsumedRecord } from '../../infra/broker/port.ts';
 import type { SecretBox } from '../../infra/crypto/secret-box.ts';
@@ -101,15 +102,10 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
 
   const webhookApps = () => deps.apps.allApps().filter((app) => app.settings.deliveryType === 'webhook' && app.settings.status === 'active' && app.settings.webhookUrl);
 
-  const secretsOf = (app: AppView, now: Date): WebhookSecrets => {
-    const { webhookAuthSecretEncrypted, webhookSigningSecretEncrypted, webhookPreviousSigningSecretEncrypted, webhookPreviousSigningSecretUntil } = app.settings;
-    const signing = [webhookSigningSecretEncrypted ?? null];
-    if (webhookPreviousSigningSecretUntil && Date.parse(webhookPreviousSigningSecretUntil) > now.getTime()) signing.push(webhookPreviousSigningSecretEncrypted ?? null);
-    return {
-      auth: webhookAuthSecretEncrypted === null ? null : deps.secrets.decrypt(webhookAuthSecretEncrypted),
-      signing: signing.filter((secret): secret is string => secret !== null).map((secret) => deps.secrets.decrypt(secret)),
-    };
-  };
+  const secretsOf = (app: AppView, now: Date): WebhookSecrets => ({
+    auth: app.settings.webhookAuthSecretEncrypted === null ? null : deps.secrets.decrypt(app.settings.webhookAuthSecretEncrypted),
+    signing: signingSecretsAt(app.settings, now).map((secret) => deps.secrets.decrypt(secret)),
+  });
 
   const post = async (app: AppView, opened: OpenedInbound): Promise<void> => {
     const body = JSON.stringify(opened.message);

@@ -1,7 +1,7 @@
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { deciderSpec } from '../../test/support/decider-spec.ts';
 import { appDecider } from './decider.ts';
-import type { AppEvent, AppSettings } from './events.ts';
+import { signingSecretsAt, type AppEvent, type AppSettings } from './events.ts';
 
 const now = new Date('2026-01-02T03:04:05.000Z');
 const at = now.toISOString();
@@ -187,5 +187,12 @@ describe('app decider', () => {
         { type: 'AppCreated', data: { ...settings, deliveryType: 'webhook', webhookUrl: 'https://example.com/hook', webhookSigningSecretEncrypted: 'enc:whsec_new', appId: 'app_1', userId: 'usr_1', createdAt: at } },
         { type: 'AppMessengerAdded', data: { appId: 'app_1', appMessengerId: 'am_s', messenger: 'signal', status: 'processing', addedAt: at } },
       ]);
+  });
+
+  it('signs with the current secret, and with the one it replaced until the overlap ends', () => {
+    const rotated = { ...settings, webhookSigningSecretEncrypted: 'new', webhookPreviousSigningSecretEncrypted: 'old', webhookPreviousSigningSecretUntil: '2026-01-03T03:04:05.000Z' };
+    expect(signingSecretsAt(rotated, now)).toEqual(['new', 'old']);
+    expect(signingSecretsAt(rotated, new Date('2026-01-03T03:04:05.000Z'))).toEqual(['new']);
+    expect(signingSecretsAt(settings, now)).toEqual([]);
   });
 });

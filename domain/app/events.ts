@@ -34,6 +34,16 @@ export interface AppSettings {
   webhookPreviousSigningSecretUntil?: string | null;
 }
 
+/**
+ * The signing secrets (encrypted) an app's webhook deliveries are signed with at `now`: the current
+ * one, and the one a rotation replaced while their overlap lasts.
+ */
+export const signingSecretsAt = (settings: AppSettings, now: Date): string[] => {
+  const { webhookSigningSecretEncrypted: current, webhookPreviousSigningSecretEncrypted: previous, webhookPreviousSigningSecretUntil: until } = settings;
+  const overlapping = previous && until && Date.parse(until) > now.getTime() ? [previous] : [];
+  return current ? [current, ...overlapping] : overlapping;
+};
+
 export type AppEvent =
   | { type: 'AppCreated'; data: AppSettings & { appId: string; userId: string; createdAt: string } }
   | { type: 'AppUpdated'; data: { appId: string; changes: Partial<AppSettings>; updatedAt: string } }

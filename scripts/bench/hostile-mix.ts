@@ -7,7 +7,7 @@
  * Reported: RSS before, right after and a minute later (as the process has it: no collection forced
  * before it is read), and each thread's heap after a forced collection (through the inspector). Targets: ≤ 250 MB after, back within 20 % of the start a minute later.
  */
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -16,6 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, ROOT, runCli } from '../../test/support/relay-process.ts';
 import { collectAndMeasure } from './inspector.ts';
+import { rssMb } from './measures.ts';
 
 export interface HostileMixFigures {
   readonly rssStartMb: number;
@@ -26,7 +27,6 @@ export interface HostileMixFigures {
   readonly requests: Record<string, number>;
 }
 
-const rssMb = (pid: number) => Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)]).toString().trim()) / 1024;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export const measureHostileMix = async (seconds: number): Promise<HostileMixFigures> => {

@@ -1,16 +1,14 @@
 import os from 'node:os';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { percentile } from './measures.ts';
 /**
  * The nested-JSON step of `npm run bench` (issue 23, item 1): `/health` p99 while nobody attacks,
  * then while three anonymous clients keep sending bodies of a million nested `[` to the JSON routes
  * (send, e-mail sign-in, an account route) for `seconds`. Target: the second within 2× the first.
  */
 
-const p99 = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? Number.NaN;
-};
+const p99 = (values: number[]) => percentile(values, 99);
 
 /** `/health` probed one at a time, every 20 ms, for `ms`: each probe's time. */
 const probeHealth = async (base: string, ms: number): Promise<number[]> => {

@@ -103,6 +103,17 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
   /** The last probe's answer; undefined until the first one (isReady() is false until then). */
   let reachable: boolean | undefined;
   const consumers = new Set<Consumer>();
+  /** A group member (a consumer, role leases) that close() stops if its owner has not. */
+  const tracked = (member: Consumer): Consumer => {
+    const handle: Consumer = {
+      stop: async () => {
+        consumers.delete(handle);
+        await member.stop();
+      },
+    };
+    consumers.add(handle);
+    return handle;
+  };
 
   const assertOpen = () => {
     if (closed) throw new BrokerUnavailableError('The Kafka broker client is closed');
@@ -237,29 +248,13 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
       guarded('consume', async () => {
         const kafkaTopics = consumeOptions.topics.map(k);
         await topics.ensure(kafkaTopics);
-        const consumer = await startGroupConsumer(kafka, { ...consumeOptions, topics: kafkaTopics, groupId: k(consumeOptions.groupId) }, portTopic, log, groupTimeouts);
-        const tracked: Consumer = {
-          stop: async () => {
-            consumers.delete(tracked);
-            await consumer.stop();
-          },
-        };
-        consumers.add(tracked);
-        return tracked;
+        return tracked(await startGroupConsumer(kafka, { ...consumeOptions, topics: kafkaTopics, groupId: k(consumeOptions.groupId) }, portTopic, log, groupTimeouts));
       }),
 
     leaseRoles: (leaseOptions) =>
       guarded('leaseRoles', async () => {
         const name = k(`roles.${leaseOptions.group}`);
-        const leases = await startKafkaRoleLeases(kafka, withAdmin, { groupId: name, topic: name }, leaseOptions, log, groupTimeouts);
-        const tracked: Consumer = {
-          stop: async () => {
-            consumers.delete(tracked);
-            await leases.stop();
-          },
-        };
-        consumers.add(tracked);
-        return tracked;
+        return tracked(await startKafkaRoleLeases(kafka, withAdmin, { groupId: name, topic: name }, leaseOptions, log, groupTimeouts));
       }),
 
     pop: (portName, max, popOptions) =>

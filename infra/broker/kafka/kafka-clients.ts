@@ -69,3 +69,22 @@ export const isTooLarge = (error: unknown): boolean =>
   kafkaTypes(error).some((type) => type === 'MESSAGE_TOO_LARGE' || type === 'RECORD_LIST_TOO_LARGE');
 
 export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/** Tries of an operation the broker refuses as retriable (a topic it does not list yet): about 15 s in all. */
+const RETRIABLE_ATTEMPTS = 10;
+
+/**
+ * Runs `operation` again while the broker says its refusal is retriable: right after a topic was
+ * made, a broker may not list it yet ("This server does not host this topic-partition"), and
+ * kafkajs marks that retriable. Pauses of 200 ms doubling to 2 s.
+ */
+export const whileRetriable = async <T>(operation: () => Promise<T>): Promise<T> => {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await operation();
+    } catch (error) {
+      if ((error as { retriable?: unknown }).retriable !== true || attempt >= RETRIABLE_ATTEMPTS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** attempt, 2_000)));
+    }
+  }
+};

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { ConsumeOptions, ConsumedRecord, Consumer } from '../port.ts';
 import { fromKafkaMessage } from './kafka-records.ts';
 import { trackJoin } from './group-join.ts';
+import { whileRetriable } from './kafka-clients.ts';
 
 /** How a member keeps its place in its group (docs/kafka-startup.md). */
 export interface GroupTimeouts {
@@ -55,9 +56,6 @@ const RETRY_AFTER_ERROR_MS = 500;
  * kafkajs cannot abandon a join, and disconnecting under one leaves a member behind that kafkajs
  * reconnects and that holds its partitions (measured: a group stuck in CompletingRebalance).
  */
-/** Tries of a subscription whose topics the broker does not list yet (about 15 s in all). */
-const SUBSCRIBE_ATTEMPTS = 10;
-
 export const startGroupConsumer = async (
   kafka: Kafka,
   options: ConsumeOptions,
@@ -106,17 +104,8 @@ export const startGroupConsumer = async (
   });
   await consumer.connect();
   try {
-    // Right after the topics were created, a broker may not list them yet ("This server does not
-    // host this topic-partition"): kafkajs marks that retriable, and so it is tried again.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await consumer.subscribe({ topics: [...options.topics], fromBeginning: true });
-        break;
-      } catch (error) {
-        if ((error as { retriable?: unknown }).retriable !== true || attempt >= SUBSCRIBE_ATTEMPTS) throw error;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** attempt, 2_000)));
-      }
-    }
+    // Right after the topics were created, a broker may not list them yet.
+    await whileRetriable(() => consumer.subscribe({ topics: [...options.topics], fromBeginning: true }));
   } catch (error) {
     await consumer.disconnect().catch(() => undefined);
     throw error;

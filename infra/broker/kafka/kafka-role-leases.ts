@@ -4,6 +4,7 @@ import { heldRoles } from '../held-roles.ts';
 import type { RoleLeaseOptions, RoleLeases } from '../port.ts';
 import type { GroupTimeouts } from './kafka-group-consumer.ts';
 import { trackJoin } from './group-join.ts';
+import { whileRetriable } from './kafka-clients.ts';
 
 export interface KafkaRoleLeaseTarget {
   /** Kafka's names of the group and of the topic that stands for its roles. */
@@ -102,21 +103,6 @@ export const startKafkaRoleLeases = async (
         await running;
       })()),
   };
-};
-
-/** Tries of an operation a broker refuses as retriable (a topic it does not list yet): about 15 s in all. */
-const ATTEMPTS = 10;
-
-/** Runs `operation` again while the broker says its refusal is retriable, right after a topic was made, say. */
-const whileRetriable = async <T>(operation: () => Promise<T>): Promise<T> => {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await operation();
-    } catch (error) {
-      if ((error as { retriable?: unknown }).retriable !== true || attempt >= ATTEMPTS) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** attempt, 2_000)));
-    }
-  }
 };
 
 /** Creates the roles' topic with a partition per role, or adds the partitions an older one lacks. */
