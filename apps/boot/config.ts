@@ -119,8 +119,12 @@ export const configSchema = z.object({
     .optional(),
   /** The daemon's --receive-mode: with `manual` (TCP only) Relay subscribes while it listens, so nothing is received while it is away. */
   SIGNAL_CLI_RECEIVE_MODE: z.enum(['on-start', 'manual']).default('on-start'),
-  /** With `manual`: how often the daemon's accounts are listed, so that one linked or bound while Relay runs gets its own subscription. */
-  SIGNAL_CLI_ACCOUNT_WATCH_MS: integer(5000, 50),
+  /**
+   * How often the daemon's accounts are listed, so that one linked or bound while Relay runs gets a
+   * subscription (TCP, manual mode) or an event stream (HTTP) of its own. On HTTP in on-start mode,
+   * a message the daemon receives for a new account before then is not handed to Relay.
+   */
+  SIGNAL_CLI_ACCOUNT_WATCH_MS: integer(1000, 50),
   /** How long a call to signal-cli may wait for its answer (a send waits for Signal's servers). */
   SIGNAL_CLI_TIMEOUT_MS: integer(30_000, 100),
   /** simplex-chat's WebSocket API: ws://HOST:PORT (simplex-chat -p PORT). */

@@ -22,7 +22,7 @@ export const signalRpcOf = (config: Pick<Config, 'SIGNAL_CLI_URL' | 'SIGNAL_CLI_
   const timeoutMs = config.SIGNAL_CLI_TIMEOUT_MS;
   if (url.protocol === 'tcp:') return new TcpSignalRpc({ host: url.hostname, port: Number(url.port), timeoutMs, onMalformed, subscribe: config.SIGNAL_CLI_RECEIVE_MODE === 'manual', accountWatchMs: config.SIGNAL_CLI_ACCOUNT_WATCH_MS });
   if (config.SIGNAL_CLI_RECEIVE_MODE === 'manual') throw new ConfigError('Invalid configuration SIGNAL_CLI_RECEIVE_MODE: manual needs the TCP transport (SIGNAL_CLI_URL=tcp://HOST:PORT)');
-  return new HttpSignalRpc({ url: url.origin, timeoutMs, onMalformed });
+  return new HttpSignalRpc({ url: url.origin, timeoutMs, onMalformed, accountWatchMs: config.SIGNAL_CLI_ACCOUNT_WATCH_MS });
 };
 
 /**

@@ -25,7 +25,7 @@ describe.each(['http', 'tcp'] as const)('Signal on signal-cli over %s (fake daem
 
   const start = async (dataDir?: string) => {
     const url = transport === 'http' ? fake.httpUrl : `tcp://127.0.0.1:${fake.tcpPort}`;
-    relay = await startRelayProcess({ env: { SIGNAL_CLI_URL: url, RATE_LIMIT_POLL_PER_MIN: '100000' }, ...(dataDir ? { dataDir } : {}) });
+    relay = await startRelayProcess({ env: { SIGNAL_CLI_URL: url, RATE_LIMIT_POLL_PER_MIN: '100000', SIGNAL_CLI_ACCOUNT_WATCH_MS: '200' }, ...(dataDir ? { dataDir } : {}) });
     started.push(relay);
     await waitFor(() => (fake.listeners > 0 ? true : undefined), 10_000, 'Relay listening to the daemon');
   };
@@ -94,6 +94,21 @@ describe.each(['http', 'tcp'] as const)('Signal on signal-cli over %s (fake daem
       const m = apps.body.items.find((a: any) => a.id === created.body.id).messengers[0];
       return m.status === 'active' && m.address === linkedAccount ? true : undefined;
     }, 10_000, 'the linked app-messenger active');
+  });
+
+  it('receives for an account linked while Relay listens, without a restart', async () => {
+    const created = await dashboard(relay, account, 'POST', '/apps', { name: 'Late linked bot', protocol: ['signal'] });
+    const lateKey = (await createKey(relay, account, [created.body.id])).secret;
+    const late = transport === 'http' ? '+15550006661' : '+15550006662';
+    fake.addAccount(late);
+    expect((await relay.cli(['signal', 'bind', '--app-messenger', created.body.messengers[0].id, '--account', late])).code).toBe(0);
+    // Written until it arrives: a message before Relay covers the account is lost at the daemon (on-start mode).
+    const polled = await waitFor(async () => {
+      fake.receive(late, envelopeFrom(CONTACT, 'to the account linked late', ++clock));
+      const res = await api(relay, 'GET', '/messages/poll', { key: lateKey });
+      return res.body.count > 0 ? res.body.messages : undefined;
+    }, 15_000, 'a message to the account linked while Relay listened');
+    expect(polled[0].content).toBe('to the account linked late');
   });
 
   it("polls a contact's message and delivers the reply to the daemon, from the bound account", async () => {

@@ -5,7 +5,9 @@
  * from the real daemon (../shared/notes/messenger-daemons.md), which the real-daemon suite checks:
  * - HTTP: `POST /api/v1/rpc` (one call or a batch; a notification gets 201 and no body; a body that
  *   is not JSON gets error -32700 with id null), `GET /api/v1/events` (Server-Sent Events whose
- *   headers are only written with the first event or keep-alive comment), `GET /api/v1/check`.
+ *   headers are only written with the first event or keep-alive comment; a stream covers its
+ *   `?account=`, else the accounts there were when it opened, as the real daemon's does),
+ *   `GET /api/v1/check`.
  * - TCP: one JSON message per line, answers in any order, `receive` notifications on each socket.
  * - Errors: -32602 `Method requires valid account parameter` / `Specified account does not exist`,
  *   -32601 `Method not implemented`; a send answers `{ results: [{ recipientAddress, type }], timestamp }`.
@@ -52,7 +54,8 @@ export class FakeSignalCli {
   private readonly accounts = new Set<string>();
   private readonly failures = new Map<string, SendResultType[]>();
   private readonly callErrors: Array<{ code: number; message: string }> = [];
-  private readonly sseClients = new Set<http.ServerResponse>();
+  /** Each event stream with the accounts it covers: its `?account=`, else the accounts there were when it opened. */
+  private readonly sseClients = new Map<http.ServerResponse, ReadonlySet<string>>();
   private readonly tcpClients = new Set<net.Socket>();
   /** Manual receive mode: each subscribed connection, and the accounts its subscriptions cover. */
   private readonly subscribed = new Map<net.Socket, Set<string>>();
@@ -112,19 +115,20 @@ export class FakeSignalCli {
       return;
     }
     if (this.listeners === 0) this.lost++;
-    for (const res of this.sseClients) res.write(`event:receive\ndata:${JSON.stringify(params)}\n\n`);
+    // As signal-cli 0.13.19: an event stream does not cover an account linked or registered after it opened.
+    for (const [res, covered] of this.sseClients) if (covered.has(account)) res.write(`event:receive\ndata:${JSON.stringify(params)}\n\n`);
     for (const socket of this.tcpClients) socket.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'receive', params })}\n`);
   }
 
   /** Writes raw bytes to every listener (malformed frames). */
   writeRaw(sse: string, tcp: string): void {
-    for (const res of this.sseClients) res.write(sse);
+    for (const res of this.sseClients.keys()) res.write(sse);
     for (const socket of this.tcpClients) socket.write(tcp);
   }
 
   /** Ends every open connection (a daemon restart, a network cut). */
   dropConnections(): void {
-    for (const res of this.sseClients) res.socket?.destroy();
+    for (const res of this.sseClients.keys()) res.socket?.destroy();
     for (const socket of this.tcpClients) socket.destroy();
     this.httpServer.closeAllConnections();
   }
@@ -248,7 +252,7 @@ export class FakeSignalCli {
       // Like signal-cli: the status line and headers go out with the first write only.
       res.statusCode = 200;
       res.setHeader('content-type', 'text/event-stream');
-      this.sseClients.add(res);
+      this.sseClients.set(res, new Set(account !== null ? [account] : this.accounts.keys()));
       this.connections++;
       const timer = setInterval(() => res.write(':\n\n'), this.options.keepAliveMs ?? 15_000);
       res.on('close', () => {

@@ -62,14 +62,32 @@ const tcpOpen = (port: number) =>
 export interface SignalCliDaemon {
   readonly httpUrl: string;
   readonly tcpPort: number;
+  /** What the daemon printed last (up to 8,000 characters). */
+  output(): string;
   /** Stops the daemon (SIGTERM, then SIGKILL after 10 s). */
   stop(): Promise<void>;
   /** Starts it again on the same ports and configuration directory. */
   restart(): Promise<void>;
 }
 
+export interface SignalCliDaemonOptions {
+  /** A directory put first on signal-cli's class path (classes and resources that replace its own). */
+  readonly classpathFirst?: string;
+  /** signal-cli's `--receive-mode` (its default is on-start). */
+  readonly receiveMode?: 'on-start' | 'on-connection' | 'manual';
+}
+
+/** The java command line the signal-cli script runs, with a directory first on the class path. */
+const javaArgs = (classpathFirst: string, args: readonly string[]) => [
+  '--enable-native-access=ALL-UNNAMED',
+  '-classpath',
+  `${classpathFirst}:${path.join(path.dirname(SIGNAL_CLI), '../lib')}/*`,
+  'org.asamk.signal.Main',
+  ...args,
+];
+
 /** signal-cli in multi-account mode with no account, HTTP and TCP on free ports of 127.0.0.1. */
-export const startSignalCliDaemon = async (): Promise<SignalCliDaemon> => {
+export const startSignalCliDaemon = async (options: SignalCliDaemonOptions = {}): Promise<SignalCliDaemon> => {
   const found = findJava21();
   if (!('javaHome' in found)) throw new Error(found.missing);
   const config = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-signal-cli-'));
@@ -77,9 +95,15 @@ export const startSignalCliDaemon = async (): Promise<SignalCliDaemon> => {
   const tcpPort = await freePort();
   const httpUrl = `http://127.0.0.1:${httpPort}`;
   let child: ChildProcess | undefined;
+  let output = '';
   const start = async () => {
-    let output = '';
-    const started = spawn(SIGNAL_CLI, ['--config', config, 'daemon', '--http', `127.0.0.1:${httpPort}`, '--tcp', `127.0.0.1:${tcpPort}`], {
+    output = '';
+    const args = ['--config', config, 'daemon', '--http', `127.0.0.1:${httpPort}`, '--tcp', `127.0.0.1:${tcpPort}`];
+    if (options.receiveMode) args.push('--receive-mode', options.receiveMode);
+    const [command, commandArgs] = options.classpathFirst
+      ? [path.join(found.javaHome, 'bin/java'), javaArgs(options.classpathFirst, args)]
+      : [SIGNAL_CLI, args];
+    const started = spawn(command, commandArgs, {
       env: { ...process.env, JAVA_HOME: found.javaHome },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -105,6 +129,7 @@ export const startSignalCliDaemon = async (): Promise<SignalCliDaemon> => {
   return {
     httpUrl,
     tcpPort,
+    output: () => output,
     stop,
     restart: async () => {
       await stop();
