@@ -2,12 +2,14 @@ import { formatDecimal } from '../../domain/billing/decimal.ts';
 import { GREENFIELD_STATUS } from '../../domain/invoice/events.ts';
 import { additionalStatusOf, type InvoiceView } from '../../projections/invoices/invoices-projection.ts';
 import { decimalsOf } from '../../domain/billing/assets.ts';
+import type { z } from 'zod';
+import type { invoiceResponse, paymentStatusResponse } from './billing-schemas.ts';
 
 /** An amount of atomic units as the asset's decimal (`33333333334` XMR → `0.033333333334`). */
 const coins = (atomic: string, asset: string) => formatDecimal(BigInt(atomic), decimalsOf(asset));
 
 /** What the payer needs, and where the invoice stands: the shape of `GET /invoices/:invoiceId` (docs/billing.md). */
-export const invoiceView = (invoice: InvoiceView) => ({
+export const invoiceView = (invoice: InvoiceView): z.output<typeof invoiceResponse> => ({
   invoiceId: invoice.invoiceId,
   status: invoice.status,
   greenfieldStatus: GREENFIELD_STATUS[invoice.status],
@@ -32,7 +34,7 @@ export const invoiceView = (invoice: InvoiceView) => ({
 });
 
 /** `GET /invoices/:invoiceId/payment-status`: the status and every payment seen, with its confirmations. */
-export const paymentStatusView = (invoice: InvoiceView) => ({
+export const paymentStatusView = (invoice: InvoiceView): z.output<typeof paymentStatusResponse> => ({
   invoiceId: invoice.invoiceId,
   status: invoice.status,
   additionalStatus: additionalStatusOf(invoice),

@@ -1,9 +1,13 @@
 import { signingSecretsAt } from '../../domain/app/events.ts';
 import type { AppMessengerView, AppView } from '../../projections/apps/apps-projection.ts';
 import type { CredentialView } from '../../projections/credentials/credentials-projection.ts';
+import type { AppJson, AppMessengerJson, CredentialJson } from './response-schemas.ts';
 
-/** How the account API shows its objects (never a secret unless asked for the full credential). */
-export const appMessengerJson = (m: AppMessengerView) => ({
+/**
+ * How the account API shows its objects (never a secret unless asked for the full credential), in
+ * the shapes its OpenAPI document declares (response-schemas.ts).
+ */
+export const appMessengerJson = (m: AppMessengerView): AppMessengerJson => ({
   id: m.id,
   appId: m.appId,
   messenger: m.messenger,
@@ -17,7 +21,7 @@ export const appMessengerJson = (m: AppMessengerView) => ({
 const previousSigningUntil = (app: AppView): string | null =>
   signingSecretsAt({ ...app.settings, webhookSigningSecretEncrypted: null }, new Date()).length > 0 ? (app.settings.webhookPreviousSigningSecretUntil ?? null) : null;
 
-export const appJson = (app: AppView) => ({
+export const appJson = (app: AppView): AppJson => ({
   id: app.id,
   name: app.settings.name,
   protocol: app.settings.protocol,
@@ -36,7 +40,7 @@ export const appJson = (app: AppView) => ({
   messengers: app.messengers.map(appMessengerJson),
 });
 
-export const credentialJson = (c: CredentialView) => ({
+export const credentialJson = (c: CredentialView): CredentialJson => ({
   credentialId: c.credentialId,
   type: c.type,
   name: c.name,

@@ -79,7 +79,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Stream the history of the key’s apps as Server-Sent Events (query: after, follow) */
+        /** Stream the history of the key’s apps as Server-Sent Events */
         get: operations["getEvents"];
         put?: never;
         post?: never;
@@ -95,13 +95,16 @@ export interface components {
     schemas: {
         SendMessageInput: {
             /** @description Non-empty; one of the key’s appIds. */
-            appId?: string;
+            appId: string;
             /** @description Non-empty; its format is checked by the messenger. */
-            contactId?: string;
-            /** @description One of signal, simplex, session. */
-            messenger?: string;
+            contactId: string;
+            /**
+             * @description The messenger to send on (the PolledMessage’s messenger, for a reply).
+             * @enum {string}
+             */
+            messenger: "signal" | "simplex" | "session";
             /** @description 1 to 10,000 characters after trimming. */
-            message?: string;
+            message: string;
             /** @description Only for replies to a group message. */
             groupId?: string;
             /** @description Optional. true: a message longer than the messenger’s display limit (signal 2000, simplex 8000, session 2000 characters) is delivered as numbered parts "(k/n) …", cut at word boundaries, in order. Without it such a message fails permanently. */
@@ -309,8 +312,8 @@ export interface operations {
     getMessagesPoll: {
         parameters: {
             query?: {
-                /** @description 1 to 50, default 10 */
-                limit?: string;
+                /** @description How many messages at most, from all the key’s queues together: 1 to 50, default 10 */
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -380,33 +383,73 @@ export interface operations {
     };
     getEvents: {
         parameters: {
-            query?: never;
-            header?: never;
+            query?: {
+                /** @description The event position (an SSE frame’s id) to continue after, a non-negative integer as a string: the positions pass 2^53. Default 0, the whole history; a Last-Event-ID header takes precedence. */
+                after?: string;
+                /** @description true: after the history, the stream goes on with new events; false: it ends once the history up to the request is sent. */
+                follow?: "true" | "false";
+            };
+            header?: {
+                /** @description What a reconnecting EventSource sends: continue after this position (instead of after). */
+                "last-event-id"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Done */
+            /** @description A stream of Server-Sent Events: each frame has the event’s position as `id`, its type as `event`, and the event as JSON in `data` */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "text/event-stream": string;
                 };
             };
-            /** @description A bad request, in the interface's words */
+            /** @description Default Response */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        error: string;
-                    };
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };

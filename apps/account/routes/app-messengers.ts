@@ -7,13 +7,14 @@ import { fail, failDomain } from '../errors.ts';
 import { appMessengerStatusBody } from '../schemas.ts';
 import { requireUser } from '../session.ts';
 import { appMessengerJson } from '../views.ts';
+import { appMessengerResponse } from '../response-schemas.ts';
 
 export const appMessengerRoutes =
   (ctx: RelayContext): FastifyPluginAsyncZod =>
   async (app) => {
     app.put(
       '/app-messengers/:id',
-      { schema: { summary: 'Enable or disable an app-messenger', params: z.object({ id: z.string() }), body: appMessengerStatusBody } },
+      { schema: { summary: 'Enable or disable an app-messenger', params: z.object({ id: z.string() }), body: appMessengerStatusBody, response: { 200: appMessengerResponse } } },
       async (request, reply) => {
         const user = await requireUser(ctx, request, reply);
         if (!user) return reply;

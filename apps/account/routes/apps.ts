@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { AppMessengerIds } from '../../../domain/app/commands.ts';
 import { appDecider, appStreamName } from '../../../domain/app/decider.ts';
 import { newAppSettings, type AppSettings } from '../../../domain/app/events.ts';
@@ -11,6 +11,7 @@ import type { RelayContext } from '../../boot/context.ts';
 import { newId } from '../../../infra/ids/new-id.ts';
 import { fail, failDomain } from '../errors.ts';
 import { appBodies } from '../schemas.ts';
+import { appListResponse, deletedAppResponse, savedAppResponse } from '../response-schemas.ts';
 import { requireUser } from '../session.ts';
 import { appJson } from '../views.ts';
 
@@ -59,13 +60,13 @@ export const appRoutes =
       };
     };
 
-    app.get('/apps', { schema: { summary: 'The user’s apps with their app-messengers' } }, async (request, reply) => {
+    app.get('/apps', { schema: { summary: 'The user’s apps with their app-messengers', response: { 200: appListResponse } } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       return { items: ctx.models.apps.appsOf(user.id).map(appJson) };
     });
 
-    app.post('/apps', { schema: { summary: 'Create an app', body: createBody } }, async (request, reply) => {
+    app.post('/apps', { schema: { summary: 'Create an app', body: createBody, response: { 200: savedAppResponse } } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const settings = settingsOf(user, request.body);
@@ -98,7 +99,7 @@ export const appRoutes =
       return { ...appJson(ctx.models.apps.app(appId)!), ...signing.shown(result.events) };
     });
 
-    app.post('/apps/update', { schema: { summary: 'Change fields of an app', body: updateBody } }, async (request, reply) => {
+    app.post('/apps/update', { schema: { summary: 'Change fields of an app', body: updateBody, response: { 200: savedAppResponse } } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const settings = settingsOf(user, request.body);
@@ -116,7 +117,7 @@ export const appRoutes =
       return { ...appJson(ctx.models.apps.app(request.body.appId)!), ...signing.shown(result.events) };
     });
 
-    app.delete<{ Params: { appId: string } }>('/apps/:appId', { schema: { summary: 'Delete an app' } }, async (request, reply) => {
+    app.delete('/apps/:appId', { schema: { summary: 'Delete an app', params: z.object({ appId: z.string() }), response: { 200: deletedAppResponse } } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const result = await handleCommand(
@@ -130,6 +131,6 @@ export const appRoutes =
       );
       if (!result.ok) return failDomain(reply, result.error);
       await ctx.projections.catchUp();
-      return { success: true, data: { id: request.params.appId, deleted: true } };
+      return { success: true as const, data: { id: request.params.appId, deleted: true as const } };
     });
   };

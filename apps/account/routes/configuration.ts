@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { formatPrice, plansOf } from '../../../domain/billing/plans.ts';
 import type { RelayContext } from '../../boot/context.ts';
 import type { Billing } from '../../boot/payments.ts';
@@ -11,17 +11,17 @@ import { configurationResponse } from '../billing-schemas.ts';
  * can be paid in, each with its network, the operator's rate and the confirmations it needs.
  */
 export const configurationRoutes =
-  (ctx: RelayContext, billing: Billing): FastifyPluginAsync =>
+  (ctx: RelayContext, billing: Billing): FastifyPluginAsyncZod =>
   async (app) => {
     const { config } = ctx;
     const limits = { free: config.RATE_LIMIT_SEND_FREE_PER_MIN, paid: config.RATE_LIMIT_SEND_PAID_PER_MIN };
     app.get('/configuration', { schema: { summary: 'Billing configuration (no session needed)', security: [], response: { 200: configurationResponse } } }, async () => ({
-      success: true,
+      success: true as const,
       data: {
         currency: billing.prices.currency,
         annualDiscountPercent: billing.prices.annualDiscountPercent,
         assets:
-          billing.processor && billing.rate
+          billing.processor && billing.rate && billing.decimals !== undefined
             ? [
                 {
                   asset: billing.processor.asset,

@@ -12,6 +12,7 @@ import { handleCommand } from '../../commands/handle-command.ts';
 import { issueMessengerCode } from '../../commands/issue-messenger-code.ts';
 import { fail, failDomain, failLimited } from '../errors.ts';
 import { requireUser } from '../session.ts';
+import { contactListResponse, linkCodeResponse, linkStatusResponse, unlinkedContactResponse } from '../response-schemas.ts';
 
 const WINDOW_MS = 15 * 60_000;
 /** Link codes one user may ask for in 15 minutes. */
@@ -31,7 +32,7 @@ export const contactRoutes =
     const limiter = new RateLimiter(WINDOW_MS, WINDOW_MS);
     app.addHook('onClose', async () => limiter.close());
 
-    app.post('/contacts/link', { schema: { summary: 'A code to send as /link CODE to any Relay bot from the messenger contact to link' } }, async (request, reply) => {
+    app.post('/contacts/link', { schema: { summary: 'A code to send as /link CODE to any Relay bot from the messenger contact to link', response: { 202: linkCodeResponse } } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       if (ctx.models.users.contactsOf(user.id).length >= MAX_LINKED_CONTACTS) return fail(reply, 400, `Contact limit reached: at most ${MAX_LINKED_CONTACTS} per user`);
@@ -49,7 +50,7 @@ export const contactRoutes =
         .send({ success: true, data: { linkId: issued.codeRef, code: issued.code, command: `/link ${issued.code}`, expiresAt: issued.expiresAt.toISOString() } });
     });
 
-    app.get('/contacts/link/:linkId', { schema: { summary: 'Whether the contact sent the link code yet', params: z.object({ linkId: z.string() }) } }, async (request, reply) => {
+    app.get('/contacts/link/:linkId', { schema: { summary: 'Whether the contact sent the link code yet', params: z.object({ linkId: z.string() }), response: { 200: linkStatusResponse } } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const { linkId } = request.params;
@@ -58,20 +59,20 @@ export const contactRoutes =
       if (code.status === 'none' || code.purpose !== 'link' || code.userId !== user.id) return fail(reply, 400, LINK_NOT_FOUND);
       await ctx.projections.catchUp();
       const linked = ctx.models.users.contactsOf(user.id).find((c) => c.contactLinkId === linkId);
-      const status = linked ? 'linked' : code.status === 'issued' && Date.now() >= code.expiresAt ? 'expired' : 'pending';
+      const status: 'linked' | 'expired' | 'pending' = linked ? 'linked' : code.status === 'issued' && Date.now() >= code.expiresAt ? 'expired' : 'pending';
       return {
-        success: true,
+        success: true as const,
         data: {
           linkId,
           status,
           expiresAt: new Date(code.expiresAt).toISOString(),
           ...(linked ? { contact: { id: linked.contactLinkId, messenger: linked.messenger, linkedAt: linked.linkedAt } } : {}),
-          refused: code.refused,
+          refused: [...code.refused],
         },
       };
     });
 
-    app.get('/contacts', { schema: { summary: 'The messenger contacts linked to the account' } }, async (request, reply) => {
+    app.get('/contacts', { schema: { summary: 'The messenger contacts linked to the account', response: { 200: contactListResponse } } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const items = [];
@@ -83,7 +84,7 @@ export const contactRoutes =
       return reply.header('cache-control', 'no-store').send({ items });
     });
 
-    app.delete('/contacts/:id', { schema: { summary: 'Unlinks a contact (its sealed contact id is shredded)', params: z.object({ id: z.string() }) } }, async (request, reply) => {
+    app.delete('/contacts/:id', { schema: { summary: 'Unlinks a contact (its sealed contact id is shredded)', params: z.object({ id: z.string() }), response: { 200: unlinkedContactResponse } } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const result = await handleCommand(
@@ -96,6 +97,6 @@ export const contactRoutes =
       );
       if (!result.ok) return failDomain(reply, result.error);
       await ctx.projections.catchUp();
-      return { success: true, data: { id: request.params.id, unlinked: true } };
+      return { success: true as const, data: { id: request.params.id, unlinked: true as const } };
     });
   };

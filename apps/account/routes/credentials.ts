@@ -8,18 +8,20 @@ import { failDomain } from '../errors.ts';
 import { createCredentialBody } from '../schemas.ts';
 import { requireUser } from '../session.ts';
 import { credentialJson } from '../views.ts';
+import { z } from 'zod';
+import { credentialListResponse, credentialWithSecretListResponse, credentialWithSecretResponse, deletedCredentialResponse } from '../response-schemas.ts';
 
 export const credentialRoutes =
   (ctx: RelayContext): FastifyPluginAsyncZod =>
   async (app) => {
     const createBody = createCredentialBody({ allowLocal: ctx.config.WEBHOOK_ALLOW_LOCAL });
-    app.get('/credentials', { schema: { summary: 'Credentials, secrets redacted' } }, async (request, reply) => {
+    app.get('/credentials', { schema: { summary: 'Credentials, secrets redacted', response: { 200: credentialListResponse } } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       return { items: ctx.models.credentials.credentialsOf(user.id).map(credentialJson) };
     });
 
-    app.get('/credentials-full', { schema: { summary: 'Credentials with their secrets (sensitive)' } }, async (request, reply) => {
+    app.get('/credentials-full', { schema: { summary: 'Credentials with their secrets (sensitive)', response: { 200: credentialWithSecretListResponse } } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       return {
@@ -29,7 +31,7 @@ export const credentialRoutes =
       };
     });
 
-    app.post('/credentials', { schema: { summary: 'Create a credential; the response shows its secret once', body: createBody } }, async (request, reply) => {
+    app.post('/credentials', { schema: { summary: 'Create a credential; the response shows its secret once', body: createBody, response: { 200: credentialWithSecretResponse } } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const secret = generateApiKey();
@@ -65,7 +67,7 @@ export const credentialRoutes =
       return { ...credentialJson(ctx.models.credentials.credential(credentialId)!), secret };
     });
 
-    app.delete<{ Params: { id: string } }>('/credentials/:id', { schema: { summary: 'Delete a credential (takes effect at once)' } }, async (request, reply) => {
+    app.delete('/credentials/:id', { schema: { summary: 'Delete a credential (takes effect at once)', params: z.object({ id: z.string() }), response: { 200: deletedCredentialResponse } } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const result = await handleCommand(
@@ -78,6 +80,6 @@ export const credentialRoutes =
       if (!result.ok) return failDomain(reply, result.error);
       // Read-your-own-write: the key is refused from the very next request on.
       await ctx.projections.catchUp();
-      return { success: true, data: { credentialId: request.params.id, deleted: true } };
+      return { success: true as const, data: { credentialId: request.params.id, deleted: true as const } };
     });
   };

@@ -13,6 +13,7 @@ import { handleCommand } from '../../commands/handle-command.ts';
 import { fail, failDomain, failLimited } from '../errors.ts';
 import { outcomeOf } from '../group-outcome.ts';
 import { groupChangeBody, groupQuery } from '../schemas.ts';
+import { groupChangeDoneResponse, groupChangePendingResponse, groupInviteLinkResponse, groupMembersResponse, pendingInviteLinkResponse } from '../response-schemas.ts';
 import { requireUser } from '../session.ts';
 
 /**
@@ -111,7 +112,7 @@ export const groupRoutes =
     };
 
     const memberChange = (path: string, operation: Exclude<GroupOperation, 'invite-link'>, summary: string) =>
-      app.post(path, { schema: { summary, body: groupChangeBody } }, async (request, reply) => {
+      app.post(path, { schema: { summary, body: groupChangeBody, response: { 200: groupChangeDoneResponse, 202: groupChangePendingResponse } } }, async (request, reply) => {
         const found = await target(request, reply, request.body.appMessengerId);
         if (!found) return reply;
         const { contactId } = request.body;
@@ -119,13 +120,13 @@ export const groupRoutes =
         if (rejection) return fail(reply, 400, rejection);
         const changed = await change(reply, request.id, found.userId, found.appMessenger, operation, contactId);
         if (!changed) return reply;
-        return reply.code(changed.done ? 200 : 202).send({
-          success: true,
-          data: { requestId: changed.requestId, appMessengerId: found.appMessenger.id, operation, contactId, status: changed.done ? 'done' : 'pending' },
-        });
+        const data = { requestId: changed.requestId, appMessengerId: found.appMessenger.id, operation, contactId };
+        return changed.done
+          ? reply.code(200).send({ success: true, data: { ...data, status: 'done' } })
+          : reply.code(202).send({ success: true, data: { ...data, status: 'pending' } });
       });
 
-    app.get('/group/members', { schema: { summary: "The members of the app-messenger's group", querystring: groupQuery } }, async (request, reply) => {
+    app.get('/group/members', { schema: { summary: "The members of the app-messenger's group", querystring: groupQuery, response: { 200: groupMembersResponse } } }, async (request, reply) => {
       const found = await target(request, reply, request.query.appMessengerId);
       if (!found) return reply;
       const { appMessenger } = found;
@@ -149,7 +150,12 @@ export const groupRoutes =
       };
     });
 
-    app.get('/group/invite-link', { schema: { summary: "The invite link of the app-messenger's group (turned on, and the group made, if need be)", querystring: groupQuery } }, async (request, reply) => {
+    const inviteLinkSchema = {
+      summary: "The invite link of the app-messenger's group (turned on, and the group made, if need be)",
+      querystring: groupQuery,
+      response: { 200: groupInviteLinkResponse, 202: pendingInviteLinkResponse },
+    };
+    app.get('/group/invite-link', { schema: inviteLinkSchema }, async (request, reply) => {
       const found = await target(request, reply, request.query.appMessengerId);
       if (!found) return reply;
       const { appMessenger } = found;

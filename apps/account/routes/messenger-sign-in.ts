@@ -9,6 +9,7 @@ import { handleCommand } from '../../commands/handle-command.ts';
 import { issueMessengerCode } from '../../commands/issue-messenger-code.ts';
 import { fail } from '../errors.ts';
 import { clientOf, signInWithCookie, tooManySignIns } from '../signed-in-cookie.ts';
+import { messengerSignInStartedResponse, messengerSignInStatusResponse } from '../response-schemas.ts';
 
 const WINDOW_MS = 15 * 60_000;
 /** `<codeRef>.<secret>`: what the browser that asked follows the sign-in with. */
@@ -26,7 +27,7 @@ export const messengerSignInRoutes =
     const limiter = new RateLimiter(WINDOW_MS, WINDOW_MS);
     app.addHook('onClose', async () => limiter.close());
 
-    app.post('/messenger', { schema: { summary: 'Starts a sign-in through a messenger: a code to send as /signin CODE to any Relay bot', security: [] } }, async (request, reply) => {
+    app.post('/messenger', { schema: { summary: 'Starts a sign-in through a messenger: a code to send as /signin CODE to any Relay bot', security: [], response: { 202: messengerSignInStartedResponse } } }, async (request, reply) => {
       const byClient = limiter.consume(clientOf(request), 1, ctx.config.SIGN_IN_PER_CLIENT);
       if (!byClient.allowed) return tooManySignIns(reply, byClient.resetAt);
       const secret = randomBytes(32).toString('base64url');
@@ -44,7 +45,7 @@ export const messengerSignInRoutes =
 
     app.get(
       '/messenger/:pollToken',
-      { schema: { summary: 'Follows a sign-in through a messenger: pending until the code was sent, then signs in once', security: [], params: z.object({ pollToken: z.string() }) } },
+      { schema: { summary: 'Follows a sign-in through a messenger: pending until the code was sent, then signs in once', security: [], params: z.object({ pollToken: z.string() }), response: { 200: messengerSignInStatusResponse } } },
       async (request, reply) => {
         const parsed = POLL_TOKEN.exec(request.params.pollToken);
         if (!parsed) return fail(reply, 400, MESSENGER_CODE_ERRORS.invalid);

@@ -6,8 +6,9 @@ import type { RelayContext } from '../../boot/context.ts';
 import { handleCommand } from '../../commands/handle-command.ts';
 import { fail, failDomain } from '../errors.ts';
 import { requireUser } from '../session.ts';
+import { notificationPreferencesResponse } from '../response-schemas.ts';
 
-const shape = (preferences: NotificationPreferences) => ({ categories: ALERT_CATEGORIES, channels: ALERT_CHANNELS, preferences });
+const shape = (preferences: NotificationPreferences) => ({ categories: [...ALERT_CATEGORIES], channels: [...ALERT_CHANNELS], preferences });
 
 const body = z
   .object({
@@ -23,13 +24,13 @@ const body = z
 export const notificationPreferencesRoutes =
   (ctx: RelayContext): FastifyPluginAsyncZod =>
   async (app) => {
-    app.get('/notification-preferences', { schema: { summary: 'Which alerts the user gets on which channel' } }, async (request, reply) => {
+    app.get('/notification-preferences', { schema: { summary: 'Which alerts the user gets on which channel', response: { 200: notificationPreferencesResponse } } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       return shape(ctx.models.users.preferencesOf(user.id));
     });
 
-    app.post('/notification-preferences', { schema: { summary: 'Changes which alerts the user gets on which channel', body } }, async (request, reply) => {
+    app.post('/notification-preferences', { schema: { summary: 'Changes which alerts the user gets on which channel', body, response: { 200: notificationPreferencesResponse } } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const changed = changedPreferences(ctx.models.users.preferencesOf(user.id), request.body.preferences);

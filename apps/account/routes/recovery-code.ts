@@ -7,6 +7,7 @@ import type { RelayContext } from '../../boot/context.ts';
 import { handleCommand } from '../../commands/handle-command.ts';
 import { failDomain } from '../errors.ts';
 import { requireUser } from '../session.ts';
+import { recoveryCodeResponse } from '../response-schemas.ts';
 
 /** A recovery code: 20 characters of base32 (100 bits) in four groups, `7K2QF-…`. */
 export const newRecoveryCode = (): string => groupCode(randomCrockford(20), 5);
@@ -22,7 +23,7 @@ export const recoveryCodeHash = (code: string): string => hashKey(normaliseCrock
 export const recoveryCodeRoutes =
   (ctx: RelayContext): FastifyPluginAsyncZod =>
   async (app) => {
-    app.post('/recovery-code', { schema: { summary: 'A new recovery code, shown once; the one before stops working' } }, async (request, reply) => {
+    app.post('/recovery-code', { schema: { summary: 'A new recovery code, shown once; the one before stops working', response: { 200: recoveryCodeResponse } } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const code = newRecoveryCode();

@@ -6,6 +6,7 @@ import type { RelayContext } from '../../boot/context.ts';
 import { failDomain } from '../errors.ts';
 import { logoutBody } from '../schemas.ts';
 import { requireSession } from '../session.ts';
+import { endedSessionResponse, logoutResponse, sessionListResponse } from '../response-schemas.ts';
 
 /** What ends the `relay_session` cookie in the browser (the proxy passes it on). */
 export const CLEAR_SESSION_COOKIE = 'relay_session=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax';
@@ -17,7 +18,7 @@ export const CLEAR_SESSION_COOKIE = 'relay_session=; Path=/; Max-Age=0; HttpOnly
 export const sessionRoutes =
   (ctx: RelayContext): FastifyPluginAsyncZod =>
   async (app) => {
-    app.post('/logout', { schema: { summary: 'End this session, or every session of the user with {"all": true}', body: logoutBody } }, async (request, reply) => {
+    app.post('/logout', { schema: { summary: 'End this session, or every session of the user with {"all": true}', body: logoutBody, response: { 200: logoutResponse } } }, async (request, reply) => {
       const signedIn = await requireSession(ctx, request, reply);
       if (!signedIn) return reply;
       const { user, session } = signedIn;
@@ -34,7 +35,7 @@ export const sessionRoutes =
       return reply.header('set-cookie', CLEAR_SESSION_COOKIE).send({ success: true, data: { ended: result.events.length } });
     });
 
-    app.get('/sessions', { schema: { summary: 'The live sessions of the user' } }, async (request, reply) => {
+    app.get('/sessions', { schema: { summary: 'The live sessions of the user', response: { 200: sessionListResponse } } }, async (request, reply) => {
       const signedIn = await requireSession(ctx, request, reply);
       if (!signedIn) return reply;
       return {
@@ -47,7 +48,7 @@ export const sessionRoutes =
       };
     });
 
-    app.delete('/sessions/:sessionId', { schema: { summary: 'End one session of the user', params: z.object({ sessionId: z.string() }) } }, async (request, reply) => {
+    app.delete('/sessions/:sessionId', { schema: { summary: 'End one session of the user', params: z.object({ sessionId: z.string() }), response: { 200: endedSessionResponse } } }, async (request, reply) => {
       const signedIn = await requireSession(ctx, request, reply);
       if (!signedIn) return reply;
       const { user } = signedIn;

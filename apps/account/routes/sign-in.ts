@@ -12,6 +12,7 @@ import { handleCommand } from '../../commands/handle-command.ts';
 import { emailOrUndefined, userIdForEmail } from '../../commands/start-session.ts';
 import { fail, failDomain } from '../errors.ts';
 import { emailSignInBody, recoverBody } from '../schemas.ts';
+import { emailSignInResponse, recoveredResponse, signInLinkResponse } from '../response-schemas.ts';
 import { RECOVERY_REFUSED, userDecider, userStreamName } from '../../../domain/user/decider.ts';
 import { recoveryCodeHash } from './recovery-code.ts';
 
@@ -42,7 +43,7 @@ export const signInRoutes =
     });
 
 
-    app.post('/email', { schema: { summary: 'Sends a one-time sign-in link to the address (202 whether or not it has an account)', security: [], body: emailSignInBody } }, async (request, reply) => {
+    app.post('/email', { schema: { summary: 'Sends a one-time sign-in link to the address (202 whether or not it has an account)', security: [], body: emailSignInBody, response: { 202: emailSignInResponse } } }, async (request, reply) => {
       const email = emailOrUndefined(request.body.email);
       if (email === undefined) return fail(reply, 400, 'Invalid email: must be an e-mail address');
       if (!mailer) return fail(reply, 503, 'E-mail sign-in is not available: this Relay has no mail server (SMTP_URL)');
@@ -78,7 +79,7 @@ export const signInRoutes =
       return reply.code(202).send({ success: true, data: { expiresAt: expiresAt.toISOString() } });
     });
 
-    app.post('/recover', { schema: { summary: 'Signs in once with the recovery code of the address (then the code works no more)', security: [], body: recoverBody } }, async (request, reply) => {
+    app.post('/recover', { schema: { summary: 'Signs in once with the recovery code of the address (then the code works no more)', security: [], body: recoverBody, response: { 200: recoveredResponse } } }, async (request, reply) => {
       const email = emailOrUndefined(request.body.email);
       const byClient = limiter.consume(`recover:client:${clientOf(request)}`, 1, config.SIGN_IN_PER_CLIENT);
       if (!byClient.allowed) return tooManySignIns(reply, byClient.resetAt);
@@ -97,8 +98,8 @@ export const signInRoutes =
       return reply.send({ success: true, data: { signedIn: true, sessionId: session.sessionId } });
     });
 
-    app.get('/email/:link', { schema: { summary: 'Follows a sign-in link: sets the relay_session cookie and lands on /dashboard', security: [], params: z.object({ link: z.string() }) } }, async (request, reply) => {
-      const landing = (why: string) => reply.code(303).header('location', `${DASHBOARD_HOME}?signin=${why}`).send({ success: false, error: why });
+    app.get('/email/:link', { schema: { summary: 'Follows a sign-in link: sets the relay_session cookie and lands on /dashboard', security: [], params: z.object({ link: z.string() }), response: { 303: signInLinkResponse } } }, async (request, reply) => {
+      const landing = (why: 'invalid' | 'expired' | 'used') => reply.code(303).header('location', `${DASHBOARD_HOME}?signin=${why}`).send({ success: false, error: why });
       const parsed = LINK.exec(request.params.link);
       if (!parsed) return landing('invalid');
       const [, signInId, secret] = parsed as unknown as [string, string, string];

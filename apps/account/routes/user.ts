@@ -4,18 +4,19 @@ import type { RelayContext } from '../../boot/context.ts';
 import { handleCommand } from '../../commands/handle-command.ts';
 import { failDomain } from '../errors.ts';
 import { renameUserBody } from '../schemas.ts';
+import { userResponse } from '../response-schemas.ts';
 import { requireUser } from '../session.ts';
 
 export const userRoutes =
   (ctx: RelayContext): FastifyPluginAsyncZod =>
   async (app) => {
-    app.get('/user', { schema: { summary: 'The session’s user' } }, async (request, reply) => {
+    app.get('/user', { schema: { summary: 'The session’s user', response: { 200: userResponse } } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       return { id: user.id, name: user.name, email: user.email };
     });
 
-    app.post('/user', { schema: { summary: 'Rename the session’s user', body: renameUserBody } }, async (request, reply) => {
+    app.post('/user', { schema: { summary: 'Rename the session’s user', body: renameUserBody, response: { 200: userResponse } } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       const result = await handleCommand(

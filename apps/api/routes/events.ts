@@ -10,6 +10,7 @@ import { EventHub } from '../event-stream/event-hub.ts';
 import { ScopedStream } from '../event-stream/scoped-stream.ts';
 import { openSse, type SseResponse } from '../event-stream/sse-response.ts';
 import type { RateLimiter } from '../rate-limiter.ts';
+import { errorBody, eventsHeaders, eventsQuery, eventsResponse } from '../schemas.ts';
 
 export const EVENTS_ERRORS = {
   badAfter: 'Invalid after. Must be a non-negative integer event position',
@@ -75,7 +76,16 @@ export const eventsRoute =
 
     app.get(
       '/events',
-      { schema: { summary: 'Stream the history of the key’s apps as Server-Sent Events (query: after, follow)' } },
+      {
+        schema: {
+          summary: 'Stream the history of the key’s apps as Server-Sent Events',
+          querystring: eventsQuery,
+          headers: eventsHeaders,
+          response: { 200: eventsResponse, 400: errorBody, 401: errorBody, 403: errorBody, 429: errorBody, 503: errorBody },
+        },
+        // The query is read by hand below so that its errors carry the route's own words.
+        validatorCompiler: () => (data) => ({ value: data }),
+      },
       async (request, reply) => {
         const caller = requireCaller(ctx, request, reply, 403);
         if (!caller) return reply;
