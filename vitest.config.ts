@@ -1,6 +1,10 @@
 import { defineConfig } from 'vitest/config';
+import { startupDeadlineMs } from './test/support/startup-deadline.ts';
 
 // Test kinds are told apart by file name: *.unit.spec.ts, *.contract.spec.ts, *.e2e.spec.ts.
+
+/** A hook that starts a Relay may wait for it up to the start-up ceiling (RELAY_TEST_STARTUP_MS), and then does its own work. */
+const STARTING_HOOK_MS = startupDeadlineMs() + 30_000;
 
 /** The suites that need the private Monero chain: a project of their own. */
 const MONERO_SUITES = ['infra/payment/monero/monero-payments.contract.spec.ts', 'test/e2e/billing-monero.e2e.spec.ts'];
@@ -29,7 +33,7 @@ export default defineConfig({
           // events-copy moves a Relay onto PostgreSQL.
           globalSetup: ['test/support/postgres-global-setup.ts'],
           testTimeout: 60_000,
-          hookTimeout: 60_000,
+          hookTimeout: STARTING_HOOK_MS,
         },
       },
       {
@@ -71,7 +75,7 @@ export default defineConfig({
           env: { RELAY_E2E_EVENT_STORE: 'postgres' },
           globalSetup: ['test/support/postgres-global-setup.ts'],
           testTimeout: 60_000,
-          hookTimeout: 60_000,
+          hookTimeout: STARTING_HOOK_MS,
         },
       },
       {
@@ -82,7 +86,7 @@ export default defineConfig({
           env: { RELAY_E2E_BROKER: 'kafka' },
           globalSetup: ['test/support/postgres-global-setup.ts', 'test/support/kafka-global-setup.ts'],
           testTimeout: 90_000,
-          hookTimeout: 90_000,
+          hookTimeout: STARTING_HOOK_MS,
         },
       },
     ],

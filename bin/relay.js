@@ -33,6 +33,24 @@ const changedSince = (time) => {
   return false;
 };
 
+/**
+ * Started through npm, this process stops with the command the user started. npm passes SIGTERM
+ * and SIGINT to its own child only: `npm start` execs this process, so it gets them, but under
+ * `npx relay …` its child is a shell, which dies of them and leaves this process behind; and an
+ * npm killed outright passes nothing. So, once the process that started it is gone, it stops as
+ * on SIGTERM (once). Started otherwise (a service manager, a container, `nohup`), it lives on.
+ */
+const stopWithLauncher = () => {
+  const launcher = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid === launcher) return;
+    clearInterval(watch);
+    process.kill(process.pid, 'SIGTERM');
+  }, 250);
+  watch.unref();
+};
+if (process.env.npm_lifecycle_event) stopWithLauncher();
+
 const built = buildTime();
 if (typeof built === 'number' && process.env.RELAY_FROM_SOURCES !== '1' && !changedSince(built)) {
   await import('../dist/main.js');

@@ -9,10 +9,12 @@
 #   start   idempotent: starts litecoind if it is not running, creates the wallets at the first
 #           start (loads them at later ones), mines LITECOIN_INITIAL_BLOCKS to the customer (a
 #           coinbase can be spent after 100 blocks), and prints on stdout, one KEY=VALUE a line,
-#           what Relay needs (LITECOIN_RPC_URL: the merchant's wallet, login included;
-#           LITECOIN_NETWORK) and what tests need (LITECOIN_CUSTOMER_RPC_URL, the customer's
-#           wallet, which pays and to which blocks are mined; LITECOIN_CUSTOMER_ADDRESS).
-#           `eval "$(scripts/litecoin-local.sh start)"` puts them in a shell.
+#           everything Relay needs to bill on this chain (PAYMENT_PROCESSOR=bitcoin, BITCOIN_RPC_URL:
+#           the merchant's wallet, login included; BITCOIN_NETWORK, BITCOIN_ASSET=LTC, BILLING_RATE),
+#           the same wallet as LITECOIN_RPC_URL and LITECOIN_NETWORK, and what tests need
+#           (LITECOIN_CUSTOMER_RPC_URL, the customer's wallet, which pays and to which blocks are
+#           mined; LITECOIN_CUSTOMER_ADDRESS). `set -a; eval "$(npm run -s litecoin:start)"; set +a`
+#           puts them in a shell's environment, and `npm start` there bills.
 #   stop    stops litecoind; the chain and the wallets stay, and the next start goes on with them.
 #   status  one line; exit 0 when litecoind answers as a regtest node with both wallets loaded, 3 otherwise.
 #   env     prints the KEY=VALUE lines again (nothing is started).
@@ -23,6 +25,8 @@
 #   LITECOIN_P2P_PORT        its p2p port; nothing listens there (listen=0) (default RPC port + 1)
 #   LITECOIN_LOCAL_DIR       chain, wallets, logs, pid (default ~/.cache/relay-litecoin/node-<rpc port>)
 #   LITECOIN_INITIAL_BLOCKS  blocks the customer is mined at the first start (default 101)
+#   BILLING_RATE             the price of one LTC it prints for Relay (default 150: a made-up
+#                            price, this chain's coins are worth nothing)
 #   LITECOIN_ADDRESS_BATCH   addresses imported into the merchant's watch-only wallet at a time
 #                            (default 5000); start imports another batch when fewer than 1000 are left
 #
@@ -254,6 +258,11 @@ mine_initial_blocks() {
 
 print_env() {
   [[ -f "$dir/rpc-password" && -s "$dir/customer.address" ]] || fail "not started yet (no wallets in $dir)"
+  echo "PAYMENT_PROCESSOR=bitcoin"
+  echo "BITCOIN_RPC_URL=http://$rpc_user:$(rpc_password)@$host:$rpc_port/wallet/merchant"
+  echo "BITCOIN_NETWORK=regtest"
+  echo "BITCOIN_ASSET=LTC"
+  echo "BILLING_RATE=${BILLING_RATE:-150}"
   echo "LITECOIN_RPC_URL=http://$rpc_user:$(rpc_password)@$host:$rpc_port/wallet/merchant"
   echo "LITECOIN_NETWORK=regtest"
   echo "LITECOIN_CUSTOMER_RPC_URL=http://$rpc_user:$(rpc_password)@$host:$rpc_port/wallet/customer"

@@ -9,10 +9,11 @@
 #   start   idempotent: starts what is not running, creates the wallets at the first start, mines
 #           MONERO_INITIAL_BLOCKS to the customer (its coinbase unlocks after 60 blocks and a
 #           transfer needs decoys: fewer than ~76 gives "not enough outputs"), and prints on stdout,
-#           one KEY=VALUE a line, what Relay needs (MONERO_WALLET_RPC_URL, MONERO_NETWORK,
-#           MONERO_ACCOUNT_INDEX) and what tests need (MONERO_DAEMON_RPC_URL for generateblocks and
-#           /pop_blocks, MONERO_CUSTOMER_WALLET_RPC_URL, the two addresses). `eval "$(npm run -s
-#           monero:start)"` puts them in a shell.
+#           one KEY=VALUE a line, everything Relay needs to bill on this chain (PAYMENT_PROCESSOR=monero,
+#           BILLING_RATE, MONERO_WALLET_RPC_URL, MONERO_NETWORK, MONERO_ACCOUNT_INDEX) and what tests
+#           need (MONERO_DAEMON_RPC_URL for generateblocks and /pop_blocks,
+#           MONERO_CUSTOMER_WALLET_RPC_URL, the two addresses). `set -a; eval "$(npm run -s
+#           monero:start)"; set +a` puts them in a shell's environment, and `npm start` there bills.
 #   stop    stops the three processes (wallets saved first); the chain and the wallets stay, and the
 #           next start goes on with them (monerod --keep-fakechain).
 #   status  one line each; exit 0 when all three answer, 3 otherwise.
@@ -26,7 +27,9 @@
 #   MONERO_MERCHANT_PORT   the merchant's wallet RPC (default MONERO_DAEMON_PORT + 1)
 #   MONERO_CUSTOMER_PORT   the customer's wallet RPC (default MONERO_DAEMON_PORT + 2)
 #   MONERO_LOCAL_DIR       chain, wallets, logs and pids (default ~/.cache/relay-monero/node-<daemon port>)
-#   MONERO_INITIAL_BLOCKS  blocks the customer is mined at the first start (default 80)
+#   MONERO_INITIAL_BLOCKS  blocks the customer is mined at the first start (default 120)
+#   BILLING_RATE           the price of one XMR it prints for Relay (default 150: a made-up
+#                          price, this chain's coins are worth nothing)
 #
 # Layout of MONERO_LOCAL_DIR: chain/ (monerod), merchant-wallets/ (only the watch-only wallet
 # `merchant`), customer-wallets/ (`customer`, and `merchant-full`: the merchant's spending wallet,
@@ -275,6 +278,8 @@ mine_initial_blocks() {
 
 print_env() {
   [[ -f "$dir/merchant-rpc-login" && -f "$dir/merchant.env" ]] || fail "not started yet (no wallets in $dir)"
+  echo "PAYMENT_PROCESSOR=monero"
+  echo "BILLING_RATE=${BILLING_RATE:-150}"
   echo "MONERO_WALLET_RPC_URL=http://$(merchant_login)@$host:$merchant_port"
   echo "MONERO_NETWORK=regtest"
   echo "MONERO_ACCOUNT_INDEX=0"

@@ -63,6 +63,8 @@ export const configSchema = z.object({
   TRUST_PROXY: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
   MAIL_FROM: z.string().min(3).max(320).default('Relay <relay@localhost>'),
   SIGN_IN_LINK_TTL_SECONDS: integer(900, 1),
+  /** Without SMTP_URL: the address whose one-time sign-in link `relay start` prints for the operator. */
+  OPERATOR_EMAIL: z.string().max(320).default('operator@relay.localhost'),
   /** How long a `/signin` or `/link` code shown in the dashboard can be sent to a bot. */
   MESSENGER_CODE_TTL_SECONDS: integer(600, 1),
   /** The app whose bots send alerts to the messenger contacts users linked (an app of the operator's). */

@@ -7,6 +7,7 @@ import { createMessageSealer } from '../../infra/crypto/message-sealer.ts';
 import { createKeyedHash } from '../../infra/crypto/keyed-hash.ts';
 import { createSecretBox } from '../../infra/crypto/secret-box.ts';
 import { checkedSecretKey } from './secret-key-check.ts';
+import { announceFirstSignIn } from './first-sign-in.ts';
 import { createReadModels } from '../../projections/read-models.ts';
 import { startDeliveryWorker } from '../pipeline/delivery-worker.ts';
 import { inboundDepsOf, receiveInbound } from '../pipeline/inbound-receiver.ts';
@@ -222,6 +223,7 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
     if (parts.http !== 'none') {
       const { startHttp } = await import('../http/start-http.ts');
       http = await startHttp(ctx, parts.http, options.otherMetrics);
+      if (parts.http === 'api' || parts.http === 'account') await announceFirstSignIn(ctx);
     }
   } catch (error) {
     await ctx.log.flush?.();

@@ -13,8 +13,8 @@ import { openEventStore } from '../boot/stores.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
 import { copyEvents } from './commands/events-copy.ts';
 import { runProjectionsRebuild } from './commands/projections.ts';
-import { createSession, listSessions, revokeSessions, userIdForEmail } from './commands/session.ts';
-import { parseMessenger, simulateInbound } from './commands/simulate.ts';
+import { createSession, listSessions, revokeSessions, signInLink, userIdForEmail } from './commands/session.ts';
+import { parseContact, parseMessenger, simulateInbound } from './commands/simulate.ts';
 import { simulateConfirm, simulateMine, simulatePay } from './commands/simulate-payments.ts';
 import { bindSignalAccount } from './commands/signal-bind.ts';
 import { linkSignalAccount } from './commands/signal-link.ts';
@@ -60,7 +60,10 @@ withConfigOptions(
   const relay = await startRelay(config, options.role as Role);
   const log = relay.ctx.log;
   log.info({ role: options.role, port: config.PORT, host: config.HOST, dataDir: config.dataDir, version: VERSION, code: RUNNING_FROM }, 'relay started');
+  let closing = false;
   const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
     log.info({ signal }, 'shutting down');
     relay.close().then(
       () => process.exit(0),
@@ -70,8 +73,9 @@ withConfigOptions(
       },
     );
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  // SIGHUP: the terminal it was started from closed. A signal sent to the whole process group
+  // arrives twice under npm (once from the sender, once forwarded by npm): the second is ignored.
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => shutdown(signal));
 });
 
 const session = program.command('session').description('dashboard sessions');
@@ -84,6 +88,17 @@ withConfigOptions(
 ).action((options: Record<string, unknown>) =>
   withContext(options, async (ctx) => {
     process.stdout.write(`${await createSession(ctx, String(options.email), options.name as string | undefined)}\n`);
+  }),
+);
+
+withConfigOptions(
+  session
+    .command('link')
+    .description('print a one-time sign-in link for the address (the link e-mail sign-in mails), for a Relay without a mail server')
+    .requiredOption('--email <email>', 'the user’s e-mail (a new user is made when the link is followed)'),
+).action((options: Record<string, unknown>) =>
+  withContext(options, async (ctx) => {
+    process.stdout.write(`${await signInLink(ctx, String(options.email))}\n`);
   }),
 );
 
@@ -135,7 +150,11 @@ const signal = program.command('signal').description('Signal identities on signa
 /** Runs `work` with the stores and a connection to the configured signal-cli daemon, closed after. */
 const withSignalDaemon = (options: Record<string, unknown>, command: string, work: (ctx: RelayContext, rpc: SignalRpc) => Promise<void>) =>
   withContext(options, async (ctx) => {
-    if (!ctx.config.SIGNAL_CLI_URL) throw new Error(`relay signal ${command} needs SIGNAL_CLI_URL: the signal-cli daemon`);
+    if (!ctx.config.SIGNAL_CLI_URL)
+      throw new Error(
+        `relay signal ${command} needs SIGNAL_CLI_URL in its own environment (or --signal-cli-url): the signal-cli daemon, ` +
+          'http://HOST:PORT or tcp://HOST:PORT, the same the running Relay uses (this command does not ask the running Relay)',
+      );
     const rpc = signalRpcOf(ctx.config, ctx.log);
     try {
       await work(ctx, rpc);
@@ -193,15 +212,17 @@ withConfigOptions(
     .option('--group <groupId>', 'for a group message: the group id')
     .option('--timestamp <ms>', 'the messenger’s timestamp, epoch ms')
     .option('--count <n>', 'inject n messages, the text of each followed by " #<i>" (i from 1)', '1'),
-).action((options: Record<string, unknown>) =>
-  withContext(options, async (ctx) => {
-    const count = Number(options.count);
-    if (!Number.isInteger(count) || count < 1) throw new Error(`--count must be a positive integer, got ${String(options.count)}`);
+).action((options: Record<string, unknown>) => {
+  const messenger = parseMessenger(String(options.messenger));
+  const contactId = parseContact(messenger, String(options.contact));
+  const count = Number(options.count);
+  if (!Number.isInteger(count) || count < 1) throw new Error(`--count must be a positive integer, got ${String(options.count)}`);
+  return withContext(options, async (ctx) => {
     for (let i = 1; i <= count; i++) {
       const result = await simulateInbound(ctx, {
         appId: String(options.app),
-        messenger: parseMessenger(String(options.messenger)),
-        contactId: String(options.contact),
+        messenger,
+        contactId,
         text: count === 1 ? String(options.text) : `${String(options.text)} #${i}`,
         ...(options.group !== undefined ? { groupId: String(options.group) } : {}),
         ...(options.timestamp !== undefined ? { timestamp: Number(options.timestamp) } : {}),
@@ -209,8 +230,8 @@ withConfigOptions(
       if (result.kind === 'unrouted') throw new Error(result.reason);
       process.stdout.write(`${JSON.stringify(result)}\n`);
     }
-  }),
-);
+  });
+});
 withConfigOptions(
   simulate
     .command('fail')

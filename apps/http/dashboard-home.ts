@@ -11,6 +11,10 @@ const WHY: Record<string, string> = {
   expired: 'This sign-in link has expired: ask for a new one.',
 };
 
+const MAILED = '<p>Ask for a sign-in link with <code>POST /dashboard/auth/email</code> and <code>{"email": "you@example.com"}</code>, then follow the link in the mail.</p>';
+const NO_MAIL_SERVER =
+  '<p>This Relay has no mail server (<code>SMTP_URL</code>), so it cannot mail sign-in links. Follow the one-time link <code>npm start</code> printed for the operator, or make one in a terminal on this machine with <code>npx relay session link --email you@example.com</code>.</p>';
+
 const page = (body: string) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Relay</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem}code{background:#f3f3f3;padding:0 .2em}</style>
@@ -32,7 +36,7 @@ export const dashboardHome = (ctx: RelayContext) => async (app: FastifyInstance)
     const body = signedIn
       ? `<p>You are signed in as <strong>${escape(signedIn.user.email)}</strong>.</p>
 <p>The account API is at <code>/dashboard/api/dashboard</code> (for example <code>GET /dashboard/api/dashboard/apps</code>); this browser sends its <code>relay_session</code> cookie with each request. Sign out with <code>POST /dashboard/auth/logout</code>.</p>`
-      : `${why ? `<p><strong>${escape(why)}</strong></p>` : ''}<p>You are not signed in. Ask for a sign-in link with <code>POST /dashboard/auth/email</code> and <code>{"email": "you@example.com"}</code>, then follow the link in the mail.</p>`;
+      : `${why ? `<p><strong>${escape(why)}</strong></p>` : ''}<p>You are not signed in.</p>${ctx.config.SMTP_URL ? MAILED : NO_MAIL_SERVER}`;
     return reply.code(200).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(page(body));
   });
 };

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import type { RelayProcess } from './relay-process.ts';
+import { startupDeadlineMs } from './startup-deadline.ts';
 
 export const DASHBOARD = '/dashboard/api/dashboard';
 
@@ -31,12 +32,16 @@ export interface AppFixture {
   messengers: Array<{ id: string; messenger: string; address: string | null; status: string }>;
 }
 
-/** Creates an app and waits until its app-messengers have their bot identity (status active). */
+/**
+ * Creates an app and waits until its app-messengers have their bot identity (status active): the
+ * first app of a Relay waits for its delivery pipeline to start, so this waits up to the start-up
+ * deadline (startup-deadline.ts).
+ */
 export const createApp = async (relay: RelayProcess, account: Account, protocol = ['signal', 'simplex', 'session'], name = 'Support bot'): Promise<AppFixture> => {
   const created = await dashboard(relay, account, 'POST', '/apps', { name, protocol });
   expect(created.status).toBe(200);
   const appId = created.body.id as string;
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + startupDeadlineMs();
   for (;;) {
     const list = await dashboard(relay, account, 'GET', '/apps');
     const app = (list.body.items as any[]).find((a) => a.id === appId);

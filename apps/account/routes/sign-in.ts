@@ -1,14 +1,13 @@
-import { randomBytes } from 'node:crypto';
 import { hashKey } from '../../../infra/crypto/keys.ts';
 import { clientOf, signInWithCookie, tooManySignIns } from '../signed-in-cookie.ts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { SIGN_IN_ERRORS, signInDecider, signInStreamName } from '../../../domain/signin/decider.ts';
-import { newId } from '../../../infra/ids/new-id.ts';
 import { openSmtpMailer, type Mailer } from '../../../infra/mail/mailer.ts';
 import { RateLimiter } from '../../api/rate-limiter.ts';
 import type { RelayContext } from '../../boot/context.ts';
 import { handleCommand } from '../../commands/handle-command.ts';
+import { requestSignInLink } from '../../commands/request-sign-in-link.ts';
 import { emailOrUndefined, userIdForEmail } from '../../commands/start-session.ts';
 import { fail, failDomain } from '../errors.ts';
 import { emailSignInBody, recoverBody } from '../schemas.ts';
@@ -52,20 +51,9 @@ export const signInRoutes =
       const byAddress = limiter.consume(`address:${email}`, 1, config.SIGN_IN_PER_ADDRESS);
       if (!byAddress.allowed) return tooManySignIns(reply, byAddress.resetAt);
 
-      const signInId = newId.signIn();
-      const secret = randomBytes(32).toString('base64url');
-      const now = new Date();
-      const expiresAt = new Date(now.getTime() + config.SIGN_IN_LINK_TTL_SECONDS * 1000);
-      const result = await handleCommand(
-        ctx.store,
-        signInStreamName(signInId),
-        signInDecider,
-        { type: 'RequestEmailSignIn', data: { signInId, email, secretHash: hashKey(secret), expiresAt, now } },
-        { actor: 'anonymous', correlationId: request.id },
-        { newStream: true },
-      );
-      if (!result.ok) return failDomain(reply, result.error);
-      const link = `${(config.PUBLIC_URL ?? `http://localhost:${config.PORT}`).replace(/\/+$/, '')}/dashboard/auth/email/${signInId}.${secret}`;
+      const requested = await requestSignInLink(ctx.store, config, email, { actor: 'anonymous', correlationId: request.id });
+      if (!requested.ok) return failDomain(reply, requested.error);
+      const { link, expiresAt } = requested;
       try {
         await mailer.send({
           to: email,
@@ -73,7 +61,7 @@ export const signInRoutes =
           text: `Sign in to Relay with this link:\n\n${link}\n\nIt works once, until ${expiresAt.toUTCString()}. If you did not ask for it, ignore this mail.\n`,
         });
       } catch (error) {
-        request.log.warn({ err: error, signInId }, 'sign-in mail not sent');
+        request.log.warn({ err: error }, 'sign-in mail not sent');
         return fail(reply, 503, 'The sign-in mail could not be sent: try again later');
       }
       return reply.code(202).send({ success: true, data: { expiresAt: expiresAt.toISOString() } });

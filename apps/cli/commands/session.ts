@@ -3,6 +3,8 @@ import { handleCommand } from '../../commands/handle-command.ts';
 import { normaliseEmail, startSessionFor, userIdForEmail } from '../../commands/start-session.ts';
 import type { RelayContext } from '../../boot/context.ts';
 import { newId } from '../../../infra/ids/new-id.ts';
+import { requestSignInLink } from '../../commands/request-sign-in-link.ts';
+import { emailOrUndefined } from '../../commands/start-session.ts';
 
 export { normaliseEmail, userIdForEmail };
 
@@ -38,4 +40,17 @@ export const listSessions = (ctx: RelayContext, email: string) => {
     startedAt: new Date(s.startedAt).toISOString(),
     expiresAt: new Date(s.expiresAt).toISOString(),
   }));
+};
+
+/**
+ * A one-time sign-in link for an address, for an operator to hand on (no mail server needed): the
+ * same link e-mail sign-in mails, valid once within SIGN_IN_LINK_TTL_SECONDS. A new user is made
+ * when it is followed.
+ */
+export const signInLink = async (ctx: RelayContext, email: string): Promise<string> => {
+  const address = emailOrUndefined(email);
+  if (address === undefined) throw new Error('Invalid email: must be an e-mail address');
+  const requested = await requestSignInLink(ctx.store, ctx.config, address, { actor: 'cli', correlationId: newId.signIn() });
+  if (!requested.ok) throw new Error(requested.error.message);
+  return requested.link;
 };

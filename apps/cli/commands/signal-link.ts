@@ -7,11 +7,34 @@
  */
 import { renderUnicodeCompact } from 'uqr';
 import type { EventStore } from '../../../infra/event-store/port.ts';
-import type { SignalRpc } from '../../../infra/messenger/signal/signal-rpc.ts';
+import { SIGNAL_ERROR_CODES, SignalDaemonError, type SignalRpc } from '../../../infra/messenger/signal/signal-rpc.ts';
 import type { AppsProjection } from '../../../projections/apps/apps-projection.ts';
 import { bindSignalAccount, refusalToBind, type BindOutcome } from './signal-bind.ts';
 
 export type LinkOutcome = { readonly ok: true; readonly account: string } | { readonly ok: false; readonly reason: string };
+
+/**
+ * What a failed startLink or finishLink means, in an operator's words. signal-cli answers both
+ * with `Link request error: <cause>` (its I/O error, code -3) when its own connection to Signal's
+ * servers failed: `Connection closed!` is what it says when it cannot reach them at all. Other
+ * errors are left as they are.
+ */
+export const linkFailureReason = (error: unknown): string | undefined =>
+  error instanceof SignalDaemonError && error.code === SIGNAL_ERROR_CODES.ioError
+    ? `signal-cli's daemon could not reach Signal's servers (it answered "${error.message}"): ` +
+      'the machine it runs on must reach chat.signal.org over HTTPS (port 443; check its network, firewall or proxy), then try again'
+    : undefined;
+
+/** Calls signal-cli; a failure that says what to do becomes the outcome, any other is thrown. */
+const attempt = async <T>(call: () => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; reason: string }> => {
+  try {
+    return { ok: true, value: await call() };
+  } catch (error) {
+    const reason = linkFailureReason(error);
+    if (reason === undefined) throw error;
+    return { ok: false, reason };
+  }
+};
 
 const LINK_URI = /^sgnl:\/\/linkdevice\?/;
 
@@ -25,14 +48,16 @@ export const linkSignalAccount = async (
 ): Promise<LinkOutcome> => {
   const refusal = refusalToBind(deps.apps, request.appMessengerId);
   if (refusal) return { ok: false, reason: refusal };
-  const started = (await deps.rpc.call('startLink')) as { deviceLinkUri?: unknown } | null;
-  const uri = started?.deviceLinkUri;
+  const started = await attempt(() => deps.rpc.call('startLink') as Promise<{ deviceLinkUri?: unknown } | null>);
+  if (!started.ok) return started;
+  const uri = started.value?.deviceLinkUri;
   if (typeof uri !== 'string' || !LINK_URI.test(uri)) return { ok: false, reason: 'signal-cli answered startLink without a sgnl://linkdevice URI' };
   deps.show(linkInstructions(uri));
-  const linked = (await deps.rpc.call('finishLink', { deviceLinkUri: uri, deviceName: request.deviceName }, { timeoutMs: request.timeoutMs })) as {
-    number?: unknown;
-    aci?: unknown;
-  } | null;
+  const finished = await attempt(
+    () => deps.rpc.call('finishLink', { deviceLinkUri: uri, deviceName: request.deviceName }, { timeoutMs: request.timeoutMs }) as Promise<{ number?: unknown; aci?: unknown } | null>,
+  );
+  if (!finished.ok) return finished;
+  const linked = finished.value;
   const account = typeof linked?.number === 'string' ? linked.number : typeof linked?.aci === 'string' ? linked.aci : undefined;
   if (!account) return { ok: false, reason: 'signal-cli answered finishLink without the linked account' };
   const bound: BindOutcome = await bindSignalAccount(deps, { appMessengerId: request.appMessengerId, account, now: request.now() });

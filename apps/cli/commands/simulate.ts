@@ -1,4 +1,5 @@
 import { isMessenger, MESSENGERS, type Messenger } from '../../../domain/shared/messengers.ts';
+import { contactRejectionOf } from '../../../infra/messenger/messenger-rules.ts';
 import { SimulatorConnector } from '../../../infra/messenger/simulator/simulator-connector.ts';
 import { SimulatorStore } from '../../../infra/messenger/simulator/simulator-store.ts';
 import { inboundDepsOf, receiveInbound, type ReceiveResult } from '../../pipeline/inbound-receiver.ts';
@@ -8,6 +9,17 @@ import { newCodeAttemptLimiter } from '../../pipeline/code-commands.ts';
 export const parseMessenger = (value: string): Messenger => {
   if (!isMessenger(value)) throw new Error(`Invalid messenger. Must be one of: ${MESSENGERS.join(', ')}`);
   return value;
+};
+
+/**
+ * A contact id the messenger would send from, by the rule its connectors check before a delivery
+ * (messenger-rules.ts): a message from any other could be polled, but the bot's reply to it would
+ * fail, so it is refused here at once.
+ */
+export const parseContact = (messenger: Messenger, contactId: string): string => {
+  const rejection = contactRejectionOf(messenger, contactId);
+  if (rejection) throw new Error(`${rejection}, got --contact ${JSON.stringify(contactId)} (no ${messenger} contact writes from such an id, and a reply to it would fail)`);
+  return contactId;
 };
 
 /**
