@@ -15,6 +15,7 @@
 //   only `dist/build.json` is replaced. `dist/build.json` says when the sources were read
 //   (`sourcesAsOf`, epoch ms): a source changed later makes the build stale.
 import { build } from 'esbuild';
+import { buildDashboard } from './build-dashboard.mjs';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -68,7 +69,9 @@ try {
     fs.renameSync(staging, dist);
     fs.rmSync(retired, { recursive: true, force: true });
   }
-  console.log(`relay: built dist/ in ${Date.now() - started} ms`);
+  // The web dashboard's browser bundle (dashboard/dist), served under /dashboard/assets.
+  await buildDashboard({ logLevel: ifPossible ? 'silent' : 'warning' });
+  console.log(`relay: built dist/ and dashboard/dist/ in ${Date.now() - started} ms`);
 } catch (error) {
   fs.rmSync(staging, { recursive: true, force: true });
   const reason = error instanceof Error ? error.message.split('\n').slice(0, 2).join(' ') : String(error);

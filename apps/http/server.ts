@@ -9,7 +9,7 @@ import { AUTH_ROUTES, routeMatcher } from '../dashboard/allowlist.ts';
 import type { Forwarder } from '../dashboard/forwarder.ts';
 import { dashboardProxy } from '../dashboard/proxy.ts';
 import { HttpRequestLog } from './request-log.ts';
-import { dashboardHome } from './dashboard-home.ts';
+import { dashboardPages } from './dashboard-pages.ts';
 import { registerApiDocs } from './docs.ts';
 import type { RelayContext } from '../boot/context.ts';
 import type { MetricsSnapshot } from '../boot/metrics.ts';
@@ -81,7 +81,7 @@ export const buildServer = async (
   await registerApiDocs(app as unknown as FastifyInstance, ctx.version, options.accountDocs);
   // /metrics here, unless it has a listener of its own (METRICS_PORT, start-http.ts).
   if (ctx.config.METRICS_PORT === undefined) await app.register(metricsRoute(ctx.metrics, { otherMetrics: options.otherMetrics, token: ctx.config.METRICS_TOKEN }));
-  await app.register(dashboardHome(ctx));
+  await app.register(dashboardPages(ctx));
   await app.register(publicApi(ctx, options.limiter), { prefix: '/api/v1' });
   await app.register(
     dashboardProxy({ forward: options.forwardToAccount, timeoutMs: ctx.config.DASHBOARD_TIMEOUT_MS, match: routeMatcher(AUTH_ROUTES), passCookies: true }),

@@ -1,0 +1,76 @@
+/**
+ * The web dashboard's pages under `/dashboard` (outside the account API's proxied prefix): one
+ * HTML page for every dashboard path, whose script (dashboard/src, built into dashboard/dist by
+ * `npm run build`) calls the account API through the proxy with the session cookie. The page
+ * itself is useful without its script: it says whether the browser is signed in, why a sign-in
+ * link did not sign in, and how to sign in on this install (with or without a mail server).
+ * Nothing is loaded from elsewhere: the Content-Security-Policy allows this origin only.
+ */
+import { fastifyCookie } from '@fastify/cookie';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import fs from 'node:fs';
+import path from 'node:path';
+import { hashKey } from '../../infra/crypto/keys.ts';
+import type { RelayContext } from '../boot/context.ts';
+import { PROJECT_ROOT } from '../boot/running-from.ts';
+
+const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+const WHY: Record<string, string> = {
+  invalid: 'This sign-in link is not valid.',
+  used: 'This sign-in link was used already: ask for a new one.',
+  expired: 'This sign-in link has expired: ask for a new one.',
+};
+
+const MAILED = '<p>Ask for a sign-in link with <code>POST /dashboard/auth/email</code> and <code>{"email": "you@example.com"}</code>, then follow the link in the mail.</p>';
+const NO_MAIL_SERVER =
+  '<p>This Relay has no mail server (<code>SMTP_URL</code>), so it cannot mail sign-in links. Follow the one-time link <code>npm start</code> printed for the operator, or make one in a terminal on this machine with <code>npx relay session link --email you@example.com</code>.</p>';
+
+/** The dashboard's page paths (the script shows the right page for each). */
+export const DASHBOARD_PAGES = ['/dashboard', '/dashboard/apps', '/dashboard/apps/:appId', '/dashboard/keys', '/dashboard/notifications', '/dashboard/billing', '/dashboard/account'] as const;
+
+const ASSETS_DIR = path.join(PROJECT_ROOT, 'dashboard/dist');
+const ASSETS: Readonly<Record<string, string>> = {
+  'app.js': 'text/javascript; charset=utf-8',
+  'app.css': 'text/css; charset=utf-8',
+  'app.js.map': 'application/json',
+  'app.css.map': 'application/json',
+};
+
+export const DASHBOARD_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'self'; base-uri 'none'; object-src 'none'";
+
+const page = (mail: boolean, body: string) => `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Relay</title><link rel="stylesheet" href="/dashboard/assets/app.css"><script type="module" src="/dashboard/assets/app.js"></script>
+</head><body><div id="app" data-mail="${mail ? 'on' : 'off'}"><main id="main"><h1>Relay</h1>${body}</main></div></body></html>
+`;
+
+export const dashboardPages = (ctx: RelayContext) => async (app: FastifyInstance) => {
+  if (!app.hasDecorator('parseCookie')) await app.register(fastifyCookie, { hook: false });
+  const mail = ctx.config.SMTP_URL !== undefined;
+  const shell = async (request: { headers: { cookie?: string | undefined }; query: unknown }, reply: FastifyReply) => {
+    const token = request.headers.cookie ? app.parseCookie(request.headers.cookie).relay_session : undefined;
+    const signedIn = token ? ctx.models.users.session(hashKey(token), Date.now()) : undefined;
+    const reason = (request.query as Record<string, unknown>).signin;
+    const why = typeof reason === 'string' ? WHY[reason] : undefined;
+    const body = signedIn
+      ? `<p>You are signed in as <strong>${escape(signedIn.user.email)}</strong>.</p>
+<p>The account API is at <code>/dashboard/api/dashboard</code> (for example <code>GET /dashboard/api/dashboard/apps</code>); this browser sends its <code>relay_session</code> cookie with each request. Sign out with <code>POST /dashboard/auth/logout</code>.</p>`
+      : `${why ? `<p><strong>${escape(why)}</strong></p>` : ''}<p>You are not signed in.</p>${mail ? MAILED : NO_MAIL_SERVER}`;
+    return reply
+      .code(200)
+      .type('text/html; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .header('content-security-policy', DASHBOARD_CSP)
+      .header('referrer-policy', 'same-origin')
+      .send(page(mail, body));
+  };
+  for (const url of DASHBOARD_PAGES) app.get(url, { schema: { hide: true } }, shell);
+
+  app.get<{ Params: { file: string } }>('/dashboard/assets/:file', { schema: { hide: true } }, async (request, reply) => {
+    const type = ASSETS[request.params.file];
+    const file = type ? path.join(ASSETS_DIR, request.params.file) : undefined;
+    if (!file || !fs.existsSync(file)) return reply.code(404).send({ error: 'Not found' });
+    return reply.code(200).type(type!).header('cache-control', 'no-cache').send(fs.createReadStream(file));
+  });
+};

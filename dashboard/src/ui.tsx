@@ -1,0 +1,89 @@
+/** Small pieces every page uses: the frame with its navigation, errors, secrets shown once, QR codes. */
+import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
+import { renderSVG } from 'uqr';
+import type { Failure } from './api';
+import { BASE } from './router';
+
+const NAV: ReadonlyArray<readonly [string, string]> = [
+  [`${BASE}/apps`, 'Apps'],
+  [`${BASE}/keys`, 'API keys'],
+  [`${BASE}/notifications`, 'Notifications'],
+  [`${BASE}/billing`, 'Billing'],
+  [`${BASE}/stats`, 'Statistics'],
+  [`${BASE}/account`, 'Account'],
+];
+
+export const Frame = (props: { path: string; email?: string | undefined; children: ComponentChildren }) => (
+  <>
+    <a class="skip" href="#main">Skip to content</a>
+    <header>
+      <a class="brand" href={`${BASE}/apps`}>Relay</a>
+      {props.email !== undefined && (
+        <nav aria-label="Dashboard">
+          <ul>
+            {NAV.map(([href, label]) => (
+              <li key={href}>
+                <a href={href} aria-current={props.path === href || props.path.startsWith(`${href}/`) ? 'page' : undefined}>
+                  {label}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+      )}
+      {props.email !== undefined && <span class="who">{props.email}</span>}
+    </header>
+    <main id="main" tabIndex={-1}>
+      {props.children}
+    </main>
+  </>
+);
+
+/** A failure in plain words; a retry button when trying again can help. */
+export const ErrorNote = (props: { failure: Failure | undefined; onRetry?: () => void }) =>
+  props.failure ? (
+    <div class="error" role="alert">
+      <p>{props.failure.message}</p>
+      {props.failure.retry && props.onRetry && (
+        <button type="button" onClick={props.onRetry}>
+          Try again
+        </button>
+      )}
+    </div>
+  ) : null;
+
+/** A secret Relay shows once: with a copy button and the warning that it will not be shown again. */
+export const SecretOnce = (props: { label: string; secret: string }) => {
+  const [copied, setCopied] = useState(false);
+  return (
+    <div class="secret" role="status">
+      <p>
+        <strong>{props.label}</strong>: copy it now, it will not be shown again.
+      </p>
+      <code data-secret>{props.secret}</code>
+      <button
+        type="button"
+        onClick={() => {
+          void navigator.clipboard?.writeText(props.secret).then(() => setCopied(true), () => setCopied(false));
+        }}
+      >
+        {copied ? 'Copied' : 'Copy'}
+      </button>
+    </div>
+  );
+};
+
+/** A QR code of `text` (drawn here, nothing fetched), with the text beside it for those who cannot scan. */
+export const Qr = (props: { text: string; label: string }) => (
+  <figure class="qr">
+    <div role="img" aria-label={props.label} dangerouslySetInnerHTML={{ __html: renderSVG(props.text, { border: 2 }) }} />
+    <figcaption>
+      <code>{props.text}</code>
+    </figcaption>
+  </figure>
+);
+
+export const Loading = () => <p aria-busy="true">Loading…</p>;
+
+export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');

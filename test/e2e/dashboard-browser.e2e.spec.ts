@@ -1,0 +1,247 @@
+/**
+ * The web dashboard in a real browser (Chromium through playwright-core), against a started
+ * Relay on its embedded default with the simulator connectors and the payment simulator: each
+ * flow a user has, each with a failed case, and a screenshot of each page at desktop and phone
+ * width (test-artifacts/dashboard/).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { browserSkipReason, launchBrowser, screenshots, VIEWPORTS } from '../support/browser.ts';
+import { startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
+
+const skip = browserSkipReason();
+
+/** A one-time sign-in link for the address, as an operator makes one. */
+const signInLink = async (relay: RelayProcess, email: string) => {
+  const made = await relay.cli(['session', 'link', '--email', email]);
+  expect(made.code, made.stderr).toBe(0);
+  return made.stdout.trim();
+};
+
+describe.skipIf(skip !== '')('the web dashboard in a browser', () => {
+  let relay: RelayProcess;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+
+  beforeAll(async () => {
+    relay = await startRelayProcess({ env: { PAYMENT_PROCESSOR: 'simulator', BILLING_RATE: '150', PAYMENT_POLL_INTERVAL_MS: '200' } });
+    browser = await launchBrowser();
+    context = await browser.newContext({ viewport: VIEWPORTS.desktop, baseURL: relay.url });
+    context.setDefaultTimeout(15_000);
+    page = await context.newPage();
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await relay?.stop();
+    await relay?.cleanup();
+  });
+
+  it('shows how to sign in without a mail server, refuses a used link in plain words, and signs in with a fresh one', async () => {
+    await page.goto('/dashboard');
+    await expect.poll(() => page.getByRole('heading', { name: 'Sign in' }).isVisible()).toBe(true);
+    expect(await page.locator('[data-no-mail]').innerText()).toContain('npx relay session link --email you@example.com');
+    await screenshots(page, 'sign-in');
+
+    const link = await signInLink(relay, 'owner@example.com');
+    const spent = await fetch(link, { redirect: 'manual' });
+    expect(spent.status).toBe(303);
+    await page.goto(link.replace(/^http:\/\/localhost:\d+/, relay.url));
+    await expect.poll(() => page.getByRole('alert').first().innerText()).toContain('That sign-in link was used already: ask for a new one.');
+
+    await page.goto((await signInLink(relay, 'owner@example.com')).replace(/^http:\/\/localhost:\d+/, relay.url));
+    await expect.poll(() => page.getByRole('heading', { name: 'Apps' }).isVisible()).toBe(true);
+    expect(await page.locator('.who').innerText()).toBe('owner@example.com');
+  });
+
+  it('creates an app on Signal and SimpleX, shows each bot address, status and health, the SimpleX address as a QR code, and disables and enables a messenger', async () => {
+    await page.getByLabel('Name', { exact: true }).fill('Support bot');
+    await page.getByRole('checkbox', { name: 'Session' }).uncheck();
+    await page.getByRole('button', { name: 'Create app' }).click();
+    await expect.poll(() => page.getByRole('heading', { name: 'Support bot' }).isVisible()).toBe(true);
+    expect(page.url()).toMatch(/\/dashboard\/apps\/app_[0-9a-f]+$/);
+    // The simulator provisions both bots at once.
+    await expect
+      .poll(async () => {
+        await page.reload();
+        return page.locator('tr[data-messenger="simplex"] [data-status]').innerText().catch(() => '');
+      }, { timeout: 20_000 })
+      .toBe('active');
+    expect(await page.locator('tr[data-messenger="signal"] [data-health]').innerText()).toBe('healthy');
+    const address = await page.locator('tr[data-messenger="simplex"] code').innerText();
+    expect(address.length).toBeGreaterThan(0);
+    expect(await page.locator('.qr figcaption code').innerText()).toBe(address);
+    expect(await page.getByRole('img', { name: "QR code of the SimpleX bot's address" }).locator('svg').count()).toBe(1);
+    await screenshots(page, 'app-detail');
+
+    await page.getByRole('button', { name: 'Disable SimpleX' }).click();
+    await expect.poll(() => page.locator('tr[data-messenger="simplex"] [data-status]').innerText()).toBe('disabled');
+    await page.getByRole('button', { name: 'Enable SimpleX' }).click();
+    await expect.poll(() => page.locator('tr[data-messenger="simplex"] [data-status]').innerText()).toBe('active');
+  });
+
+  it('refuses a webhook URL on this machine in the interface’s words, then switches to webhook delivery and shows the signing secret once', async () => {
+    await page.getByRole('radio', { name: /Webhook/ }).check();
+    await page.getByLabel('Webhook URL').fill('http://127.0.0.1:9/hook');
+    await page.getByRole('button', { name: 'Save delivery' }).click();
+    await expect.poll(() => page.getByRole('alert').innerText()).toContain('WEBHOOK_ALLOW_LOCAL');
+
+    await page.getByLabel('Webhook URL').fill('https://bots.example.com/relay-hook');
+    await page.getByRole('button', { name: 'Save delivery' }).click();
+    await expect.poll(() => page.locator('[data-secret]').innerText()).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    await screenshots(page, 'app-webhook');
+    await page.reload();
+    await expect.poll(() => page.getByRole('heading', { name: 'Support bot' }).isVisible()).toBe(true);
+    expect(await page.locator('[data-secret]').count()).toBe(0);
+    expect(await page.getByRole('radio', { name: /Webhook/ }).isChecked()).toBe(true);
+  });
+
+  it("manages the app-messenger's group: adds a member, makes them admin, refuses a contact the messenger refuses", async () => {
+    await page.locator('details.group', { hasText: 'Signal group' }).locator('summary').click();
+    const group = page.locator('details.group', { hasText: 'Signal group' });
+    await group.getByLabel(/Add a contact/).fill('alice');
+    await group.getByRole('button', { name: 'Add to the group' }).click();
+    await expect.poll(() => group.getByRole('alert').innerText()).toMatch(/contact/i);
+    await group.getByLabel(/Add a contact/).fill('+15550001111');
+    await group.getByRole('button', { name: 'Add to the group' }).click();
+    await expect.poll(() => group.locator('[data-members]').innerText(), { timeout: 15_000 }).toContain('+15550001111');
+    await group.getByRole('button', { name: 'Make admin' }).click();
+    await expect.poll(() => group.locator('[data-members]').innerText(), { timeout: 15_000 }).toContain('admin');
+    await screenshots(page, 'app-group');
+  });
+
+  it('creates an API key of each type and shows each secret once; a header name that is not one is refused', async () => {
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await expect.poll(() => page.getByRole('heading', { name: 'API keys' }).isVisible()).toBe(true);
+    await page.getByLabel('Type').selectOption('webhook-header');
+    await page.getByLabel('Name', { exact: true }).fill('bad header');
+    await page.getByLabel('Header name').fill('X Relay Key');
+    await page.getByLabel('Webhook URL').fill('https://bots.example.com/relay-hook');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await expect.poll(() => page.getByRole('alert').innerText()).toContain('Invalid webhookAuthHeaderName: must be an HTTP header name');
+
+    const made: string[] = [];
+    for (const [type, name] of [
+      ['api-key', 'bot key'],
+      ['webhook-bearer', 'hook bearer'],
+      ['webhook-header', 'hook header'],
+    ] as const) {
+      await page.getByLabel('Type').selectOption(type);
+      await page.getByLabel('Name', { exact: true }).fill(name);
+      if (type === 'webhook-header') await page.getByLabel('Header name').fill('X-Relay-Key');
+      const box = page.getByRole('checkbox', { name: 'Support bot' });
+      if (!(await box.isChecked())) await box.check();
+      await page.getByRole('button', { name: 'Create key' }).click();
+      await expect.poll(() => page.locator('.secret strong').innerText()).toContain(name);
+      made.push(await page.locator('[data-secret]').innerText());
+    }
+    expect(new Set(made).size).toBe(3);
+    const verified = await fetch(`${relay.url}/api/v1/auth/verify`, { headers: { authorization: `Bearer ${made[0]}` } });
+    expect(verified.status).toBe(200);
+    await screenshots(page, 'keys');
+    await page.reload();
+    await expect.poll(() => page.locator('[data-keys] tbody tr').count()).toBe(3);
+    expect(await page.locator('[data-secret]').count()).toBe(0);
+  });
+
+  it('saves notification preferences and starts linking a messenger contact', async () => {
+    await page.getByRole('link', { name: 'Notifications' }).click();
+    const box = page.getByRole('checkbox', { name: 'Invoices by E-mail' });
+    await expect.poll(() => box.isVisible()).toBe(true);
+    const was = await box.isChecked();
+    await box.setChecked(!was);
+    await page.getByRole('button', { name: 'Save preferences' }).click();
+    await expect.poll(() => page.getByRole('status').first().innerText()).toBe('Preferences saved.');
+    await page.reload();
+    await expect.poll(() => page.getByRole('checkbox', { name: 'Invoices by E-mail' }).isChecked()).toBe(!was);
+    await page.getByRole('button', { name: 'Link a contact' }).click();
+    await expect.poll(() => page.locator('[data-command]').innerText()).toMatch(/^\/link [0-9A-Z]{4}-[0-9A-Z]{4}$/);
+    await screenshots(page, 'notifications');
+  });
+
+  it('buys the paid plan through an invoice whose QR code is shown, and follows it from pending to confirming to paid', async () => {
+    await page.getByRole('link', { name: 'Billing' }).click();
+    await expect.poll(() => page.getByRole('button', { name: 'Make an invoice' }).isVisible()).toBe(true);
+    expect(await page.locator('[data-tier]').innerText()).toContain('free');
+    await page.getByRole('button', { name: 'Make an invoice' }).click();
+    await expect.poll(() => page.locator('[data-status]').first().getAttribute('data-status')).toBe('pending');
+    expect(await page.getByRole('img', { name: /QR code to pay/ }).count()).toBe(1);
+    const uri = await page.locator('.qr figcaption code').innerText();
+    const invoices = await page.evaluate(async () => (await (await fetch('/dashboard/api/dashboard/invoices')).json()) as { items: Array<{ paymentUri: string }> });
+    expect(uri).toBe(invoices.items[0]!.paymentUri);
+    await screenshots(page, 'billing');
+    const invoiceId = await page.locator('[data-invoice]').first().getAttribute('data-invoice');
+    const paid = await relay.cli(['simulate', 'pay', '--invoice', invoiceId!, '--confirmations', '0']);
+    expect(paid.code, paid.stderr).toBe(0);
+    await expect.poll(() => page.locator('[data-status]').first().getAttribute('data-status'), { timeout: 20_000 }).toBe('confirming');
+    const txid = /[0-9a-f]{64}/.exec(paid.stdout)?.[0];
+    expect((await relay.cli(['simulate', 'confirm', '--txid', txid!, '--confirmations', '10'])).code).toBe(0);
+    await expect.poll(() => page.locator('[data-status]').first().getAttribute('data-status'), { timeout: 20_000 }).toBe('paid');
+    await expect.poll(() => page.locator('[data-tier]').innerText()).toContain('paid');
+  });
+
+  it('shows the recovery code once, says another user’s app is not found, and signs out everywhere', async () => {
+    await page.getByRole('link', { name: 'Account' }).click();
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Make a new recovery code' }).click();
+    await expect.poll(() => page.locator('[data-secret]').innerText()).toMatch(/^[0-9A-Z]{5}(-[0-9A-Z]{5}){3}$/);
+    await screenshots(page, 'account');
+
+    // Another user's app, by its id: not found, whoever asks.
+    const other = await browser.newContext({ baseURL: relay.url });
+    const theirs = await other.newPage();
+    await theirs.goto((await signInLink(relay, 'other@example.com')).replace(/^http:\/\/localhost:\d+/, relay.url));
+    await expect.poll(() => theirs.getByRole('heading', { name: 'Apps' }).isVisible()).toBe(true);
+    await theirs.goto(page.url().replace('/account', '/apps'));
+    const appPath = await page.evaluate(async () => {
+      const res = await fetch('/dashboard/api/dashboard/apps');
+      return `/dashboard/apps/${((await res.json()) as { items: Array<{ id: string }> }).items[0]!.id}`;
+    });
+    await theirs.goto(appPath);
+    await expect.poll(() => theirs.getByRole('heading', { name: 'App not found' }).isVisible()).toBe(true);
+    await other.close();
+
+    await page.getByRole('button', { name: 'Sign out everywhere' }).click();
+    await expect.poll(() => page.getByRole('heading', { name: 'Sign in' }).isVisible()).toBe(true);
+    // The session is over: another page asks to sign in again.
+    await page.goto('/dashboard/keys');
+    await expect.poll(() => page.getByRole('heading', { name: 'Sign in' }).isVisible()).toBe(true);
+  });
+
+  it('is usable from the keyboard: a skip link, and every control reachable with Tab', async () => {
+    await page.goto('/dashboard');
+    await expect.poll(() => page.getByRole('heading', { name: 'Sign in' }).isVisible()).toBe(true);
+    const focused = () => page.evaluate('document.activeElement && (document.activeElement.id || document.activeElement.textContent) || ""') as Promise<string>;
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('Skip to content');
+    const reached = new Set<string>();
+    for (let i = 0; i < 12; i++) {
+      await page.keyboard.press('Tab');
+      reached.add(await focused());
+    }
+    expect([...reached]).toEqual(expect.arrayContaining(['Get a sign-in code', 'recover-email', 'recover-code', 'Sign in with the recovery code']));
+  });
+});
+
+describe.skipIf(skip !== '')('the web dashboard when the account backend does not answer', () => {
+  it('shows the 502 in plain words with a retry hint, never a blank page', async () => {
+    const relay = await startRelayProcess({ role: 'api', env: { DASHBOARD_BACKEND_URL: 'http://127.0.0.1:9' } });
+    const browser = await launchBrowser();
+    try {
+      const context = await browser.newContext({ baseURL: relay.url });
+      // A session cookie, so that the proxy forwards the call (without one it answers 400 itself).
+      await context.addCookies([{ name: 'relay_session', value: 'a'.repeat(43), url: relay.url }]);
+      const page = await context.newPage();
+      page.setDefaultTimeout(15_000);
+      await page.goto('/dashboard/apps');
+      await expect.poll(() => page.getByRole('alert').innerText()).toContain('did not answer (502). Try again in a moment.');
+      expect(await page.getByRole('button', { name: 'Try again' }).isVisible()).toBe(true);
+      await screenshots(page, 'backend-down');
+    } finally {
+      await browser.close();
+      await relay.stop();
+      await relay.cleanup();
+    }
+  });
+});
