@@ -17,6 +17,7 @@ import { measureFailover } from './bench/failover.ts';
 import { percentile, rssMb } from './bench/measures.ts';
 import { measureNestedJson } from './bench/nested-json.ts';
 import { measureHostileMix } from './bench/hostile-mix.ts';
+import { measureStatistics, statisticsRows } from './bench/statistics.ts';
 
 const duration = Number(process.argv[process.argv.indexOf('--duration') + 1]) || 5;
 /** Paired measures: this many anchor/Relay slices of `slice` seconds each. */
@@ -307,6 +308,9 @@ const main = async () => {
       'RSS a minute after the mix',
       `${mix.rssMinuteLaterMb.toFixed(0)} MB: ${((mix.rssMinuteLaterMb / mix.rssStartMb - 1) * 100).toFixed(0)} % over the start (target ≤ 20 %); heap ${heap(mix.heapMinuteLaterMb)} MB`,
     );
+    // The dashboard's statistics: a day of a busy app (issue 25: a day's page under a second).
+    const statistics = await measureStatistics({ events: 1_000_000, storeEvents: 200_000 });
+    for (const [measure, result] of statisticsRows(statistics)) row(measure, result);
     // Takeover across two instances on Kafka and PostgreSQL (docs/durability.md).
     try {
       const failover = await measureFailover(onKafka ? env.KAFKA_BROKERS! : kafkaBrokers(), process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');

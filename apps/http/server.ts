@@ -10,6 +10,8 @@ import type { Forwarder } from '../dashboard/forwarder.ts';
 import { dashboardProxy } from '../dashboard/proxy.ts';
 import { HttpRequestLog } from './request-log.ts';
 import { dashboardPages } from './dashboard-pages.ts';
+import { statisticsPages } from './statistics-pages.ts';
+import type { StatisticsProjection } from '../../projections/statistics/statistics-projection.ts';
 import { registerApiDocs } from './docs.ts';
 import type { RelayContext } from '../boot/context.ts';
 import type { MetricsSnapshot } from '../boot/metrics.ts';
@@ -26,7 +28,14 @@ import { boundJsonBodies } from './bounded-json.ts';
  */
 export const buildServer = async (
   ctx: RelayContext,
-  options: { limiter: RateLimiter; forwardToAccount: Forwarder; accountDocs?: () => unknown; otherMetrics?: (() => Promise<MetricsSnapshot[]>) | undefined },
+  options: {
+    limiter: RateLimiter;
+    forwardToAccount: Forwarder;
+    accountDocs?: () => unknown;
+    otherMetrics?: (() => Promise<MetricsSnapshot[]>) | undefined;
+    /** The statistics pages' read model (the dashboard's statistics are served where it is given). */
+    statistics?: StatisticsProjection;
+  },
 ): Promise<FastifyInstance> => {
   const headerEntries = Object.entries(securityHeaders());
   const httpLog = ctx.log.child({ component: 'http' });
@@ -82,6 +91,7 @@ export const buildServer = async (
   // /metrics here, unless it has a listener of its own (METRICS_PORT, start-http.ts).
   if (ctx.config.METRICS_PORT === undefined) await app.register(metricsRoute(ctx.metrics, { otherMetrics: options.otherMetrics, token: ctx.config.METRICS_TOKEN }));
   await app.register(dashboardPages(ctx));
+  if (options.statistics) await app.register(statisticsPages(ctx, options.statistics));
   await app.register(publicApi(ctx, options.limiter), { prefix: '/api/v1' });
   await app.register(
     dashboardProxy({ forward: options.forwardToAccount, timeoutMs: ctx.config.DASHBOARD_TIMEOUT_MS, match: routeMatcher(AUTH_ROUTES), passCookies: true }),

@@ -4,6 +4,7 @@ import { RateLimiter } from '../api/rate-limiter.ts';
 import { metricsRoute } from './metrics-route.ts';
 import { httpForwarder, inProcessForwarder } from '../dashboard/forwarder.ts';
 import { buildServer } from './server.ts';
+import { startStatisticsModel, statisticsSnapshotFile, type StatisticsModel } from '../read-models/statistics-model.ts';
 import type { RelayContext } from '../boot/context.ts';
 import type { MetricsSnapshot } from '../boot/metrics.ts';
 
@@ -27,6 +28,8 @@ export const startHttp = async (
   const { config } = ctx;
   let limiter: RateLimiter | undefined;
   let account: FastifyInstance | undefined;
+  /** The statistics pages' read model: only where the dashboard is served (the public API's server). */
+  let statistics: StatisticsModel | undefined;
   let server: FastifyInstance;
   /** `/metrics` alone, on METRICS_PORT when set (for the API too), else on PORT (roles delivery and gateway). */
   let metricsServer: FastifyInstance | undefined;
@@ -42,7 +45,8 @@ export const startHttp = async (
     else {
       limiter = new RateLimiter(config.RATE_LIMIT_WINDOW_MS, config.RATE_LIMIT_EVICT_INTERVAL_MS);
       const forwardToAccount = config.DASHBOARD_BACKEND_URL ? httpForwarder(config.DASHBOARD_BACKEND_URL) : inProcessForwarder(account);
-      server = await buildServer(ctx, { limiter, forwardToAccount, accountDocs: () => account!.swagger(), otherMetrics });
+      statistics = await startStatisticsModel(ctx.store, ctx.log.child({ component: 'statistics' }), statisticsSnapshotFile(config));
+      server = await buildServer(ctx, { limiter, forwardToAccount, accountDocs: () => account!.swagger(), otherMetrics, statistics: statistics.statistics });
     }
   }
   const close = async () => {
@@ -50,6 +54,7 @@ export const startHttp = async (
     if (metricsServer !== undefined && metricsServer !== server) await metricsServer.close();
     if (account !== undefined && account !== server) await account.close();
     limiter?.close();
+    await statistics?.stop();
   };
   try {
     if (kind === 'metrics' && config.METRICS_PORT !== undefined) await server.listen({ port: config.METRICS_PORT, host: config.METRICS_HOST });

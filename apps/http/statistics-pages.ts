@@ -1,0 +1,205 @@
+/**
+ * The dashboard's statistics, rendered by Relay itself (the interface keeps them outside the
+ * account API's prefix): `/dashboard/stats` for all of a user's apps, `/dashboard/stats/apps/:appId`
+ * for one, each over the last hour (per minute) or day (per hour), with SVG charts; and
+ * `/dashboard/stats/live`, whose figures follow the traffic through a Server-Sent Events stream
+ * (`/dashboard/stats/live/events`). Signed in by the session cookie; another user's app is not
+ * found. Counts only: no body, contact id or message id is in the model or on a page.
+ */
+import { fastifyCookie } from '@fastify/cookie';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isStatisticsWindow, type StatisticsWindow } from '../../domain/statistics/buckets.ts';
+import { hashKey } from '../../infra/crypto/keys.ts';
+import type { StatisticsProjection } from '../../projections/statistics/statistics-projection.ts';
+import type { Breakdown, StatisticsView, Totals } from '../../projections/statistics/views.ts';
+import type { RelayContext } from '../boot/context.ts';
+import { DASHBOARD_CSP } from './dashboard-pages.ts';
+
+const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The figures a page shows, in its words. */
+const SHOWN: ReadonlyArray<readonly [keyof Totals, string]> = [
+  ['accepted', 'Accepted'],
+  ['delivered', 'Delivered'],
+  ['failed', 'Failed'],
+  ['abandoned', 'Abandoned'],
+  ['waiting', 'Waiting'],
+  ['received', 'Received'],
+];
+const CHARTED = ['accepted', 'delivered', 'failed', 'abandoned', 'received'] as const;
+const MESSENGER_NAMES: Record<string, string> = { signal: 'Signal', simplex: 'SimpleX', session: 'Session' };
+
+/** At most this many live streams per user (the model refuses more), and one update per this many ms. */
+const LIVE_EVERY_MS = 500;
+const KEEP_ALIVE_MS = 15_000;
+
+const frame = (title: string, body: string, script?: string) => `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escape(title)} · Relay</title><link rel="stylesheet" href="/dashboard/assets/app.css">${script ? `<script type="module" src="${script}"></script>` : ''}
+</head><body><a class="skip" href="#main">Skip to content</a><header><a class="brand" href="/dashboard/apps">Relay</a><nav aria-label="Dashboard"><ul>
+<li><a href="/dashboard/apps">Apps</a></li><li><a href="/dashboard/keys">API keys</a></li><li><a href="/dashboard/notifications">Notifications</a></li><li><a href="/dashboard/billing">Billing</a></li><li><a href="/dashboard/stats" aria-current="page">Statistics</a></li><li><a href="/dashboard/account">Account</a></li>
+</ul></nav></header><main id="main">${body}</main></body></html>
+`;
+
+const totalsTable = (totals: Totals, caption: string) => `<table data-totals><caption>${escape(caption)}</caption><thead><tr>${SHOWN.map(([, label]) => `<th scope="col">${label}</th>`).join('')}</tr></thead>
+<tbody><tr>${SHOWN.map(([figure]) => `<td data-figure="${figure}">${totals[figure]}</td>`).join('')}</tr></tbody></table>`;
+
+/** The day's 5-minute buckets summed by hour, for a chart of 24 bars. */
+const charted = (series: readonly number[], window: StatisticsWindow): number[] => {
+  if (window === 'hour') return [...series];
+  const hours: number[] = [];
+  for (let i = 0; i < series.length; i += 12) hours.push(series.slice(i, i + 12).reduce((a, b) => a + b, 0));
+  return hours;
+};
+
+/** A bar chart as SVG, with a text summary for those who cannot see it. */
+const chart = (label: string, values: readonly number[], from: Date, stepMs: number) => {
+  const width = 600;
+  const height = 120;
+  const max = Math.max(1, ...values);
+  const bar = width / Math.max(1, values.length);
+  const bars = values
+    .map((v, i) => {
+      const h = Math.round((v / max) * (height - 20));
+      const at = new Date(from.getTime() + i * stepMs).toISOString().slice(11, 16);
+      return `<rect x="${(i * bar).toFixed(1)}" y="${height - h}" width="${Math.max(1, bar - 1).toFixed(1)}" height="${h}"><title>${at} UTC: ${v}</title></rect>`;
+    })
+    .join('');
+  const total = values.reduce((a, b) => a + b, 0);
+  return `<figure class="chart"><svg viewBox="0 0 ${width} ${height}" role="img" aria-label="${escape(label)}: ${total} in all, at most ${max === 1 && total === 0 ? 0 : max} in one bar" preserveAspectRatio="none" width="100%" height="${height}" fill="#0b57d0">${bars}</svg><figcaption>${escape(label)}: ${total}</figcaption></figure>`;
+};
+
+const charts = (breakdown: Breakdown, view: StatisticsView) => {
+  const stepMs = view.window === 'hour' ? view.bucketMs : 3_600_000;
+  return CHARTED.map((figure) => chart(`${SHOWN.find(([f]) => f === figure)![1]} per ${view.window === 'hour' ? 'minute' : 'hour'}`, charted(breakdown.series[figure], view.window), new Date(view.from), stepMs)).join('');
+};
+
+const windowLinks = (path: string, window: StatisticsWindow) =>
+  `<p>${(['hour', 'day'] as const)
+    .map((w) => (w === window ? `<strong>Last ${w}</strong>` : `<a href="${path}?window=${w}">Last ${w}</a>`))
+    .join(' · ')} · <a href="/dashboard/stats/live${path.startsWith('/dashboard/stats/apps/') ? `?app=${encodeURIComponent(path.split('/').at(-1)!)}` : ''}">Live</a></p>`;
+
+const byMessenger = (view: StatisticsView) =>
+  Object.entries(view.byMessenger)
+    .map(([messenger, breakdown]) => `<h3>${escape(MESSENGER_NAMES[messenger] ?? messenger)}</h3>${totalsTable(breakdown.totals, `${MESSENGER_NAMES[messenger] ?? messenger}, last ${view.window}`)}`)
+    .join('');
+
+/** The live page's script (served from here: the page's CSP allows this origin's scripts only). */
+const LIVE_SCRIPT = `const url = new URL('/dashboard/stats/live/events', location.href);
+const app = new URLSearchParams(location.search).get('app');
+if (app) url.searchParams.set('app', app);
+const state = document.querySelector('[data-live-state]');
+const source = new EventSource(url);
+source.addEventListener('totals', (event) => {
+  const totals = JSON.parse(event.data);
+  for (const cell of document.querySelectorAll('[data-figure]')) if (cell.dataset.figure in totals) cell.textContent = String(totals[cell.dataset.figure]);
+  state.textContent = 'Live: updated ' + new Date().toLocaleTimeString();
+});
+source.addEventListener('error', () => { state.textContent = 'Reconnecting…'; });
+`;
+
+export const statisticsPages = (ctx: RelayContext, statistics: StatisticsProjection) => async (app: FastifyInstance) => {
+  if (!app.hasDecorator('parseCookie')) await app.register(fastifyCookie, { hook: false });
+  // Live streams end when the server closes, so that closing never waits on a page left open.
+  const live = new Set<() => void>();
+  app.addHook('preClose', async () => {
+    for (const end of [...live]) end();
+  });
+
+  const userOf = (request: FastifyRequest) => {
+    const token = request.headers.cookie ? app.parseCookie(request.headers.cookie).relay_session : undefined;
+    return token ? ctx.models.users.session(hashKey(token), Date.now())?.user : undefined;
+  };
+  const html = (reply: FastifyReply, status: number, page: string) =>
+    reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').header('content-security-policy', DASHBOARD_CSP).send(page);
+  const signInFirst = (reply: FastifyReply) => reply.code(303).header('location', '/dashboard').header('cache-control', 'no-store').send();
+  const windowOf = (request: FastifyRequest): StatisticsWindow => {
+    const asked = (request.query as Record<string, unknown>).window;
+    return isStatisticsWindow(asked) ? asked : 'hour';
+  };
+  const appName = (appId: string) => ctx.models.apps.app(appId)?.settings.name ?? appId;
+
+  app.get('/dashboard/stats', { schema: { hide: true } }, async (request, reply) => {
+    const user = userOf(request);
+    if (!user) return signInFirst(reply);
+    const window = windowOf(request);
+    const view = statistics.forUser(user.id, window);
+    const apps = Object.entries(view.apps);
+    const body = `<h1>Statistics</h1>${windowLinks('/dashboard/stats', window)}
+${totalsTable(view.total.totals, `All apps, last ${window}`)}
+${charts(view.total, view)}
+<h2>Per app</h2>${
+      apps.length === 0
+        ? '<p>No traffic in this window.</p>'
+        : `<table data-apps><thead><tr><th scope="col">App</th>${SHOWN.map(([, l]) => `<th scope="col">${l}</th>`).join('')}</tr></thead><tbody>${apps
+            .map(([appId, totals]) => `<tr><th scope="row"><a href="/dashboard/stats/apps/${encodeURIComponent(appId)}?window=${window}">${escape(appName(appId))}</a></th>${SHOWN.map(([f]) => `<td>${totals[f]}</td>`).join('')}</tr>`)
+            .join('')}</tbody></table>`
+    }
+<h2>Per messenger</h2>${byMessenger(view) || '<p>No traffic in this window.</p>'}`;
+    return html(reply, 200, frame('Statistics', body));
+  });
+
+  app.get<{ Params: { appId: string } }>('/dashboard/stats/apps/:appId', { schema: { hide: true } }, async (request, reply) => {
+    const user = userOf(request);
+    if (!user) return signInFirst(reply);
+    const window = windowOf(request);
+    const view = statistics.forApp(user.id, request.params.appId, window);
+    if (!view) return html(reply, 404, frame('Not found', '<h1>App not found</h1><p>There is no app of yours with this id. <a href="/dashboard/stats">All statistics</a>.</p>'));
+    const path = `/dashboard/stats/apps/${encodeURIComponent(request.params.appId)}`;
+    const body = `<h1>Statistics of ${escape(appName(request.params.appId))}</h1>${windowLinks(path, window)}
+${totalsTable(view.total.totals, `Last ${window}`)}
+${charts(view.total, view)}
+<h2>Per messenger</h2>${byMessenger(view) || '<p>No traffic in this window.</p>'}`;
+    return html(reply, 200, frame('Statistics', body));
+  });
+
+  app.get('/dashboard/stats/live', { schema: { hide: true } }, async (request, reply) => {
+    const user = userOf(request);
+    if (!user) return signInFirst(reply);
+    const appId = (request.query as Record<string, unknown>).app;
+    const view = typeof appId === 'string' ? statistics.forApp(user.id, appId, 'hour') : statistics.forUser(user.id, 'hour');
+    if (!view) return html(reply, 404, frame('Not found', '<h1>App not found</h1><p>There is no app of yours with this id.</p>'));
+    const title = typeof appId === 'string' ? `Live: ${appName(appId)}` : 'Live: all apps';
+    const body = `<h1>${escape(title)}</h1><p data-live-state role="status">Connecting…</p>${totalsTable(view.total.totals, 'The last hour, as it happens')}<p><a href="/dashboard/stats">Hour and day charts</a></p>`;
+    return html(reply, 200, frame(title, body, '/dashboard/stats/live.js'));
+  });
+
+  app.get('/dashboard/stats/live.js', { schema: { hide: true } }, async (_request, reply) =>
+    reply.code(200).type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').send(LIVE_SCRIPT),
+  );
+
+  app.get('/dashboard/stats/live/events', { schema: { hide: true } }, (request, reply) => {
+    const user = userOf(request);
+    if (!user) return reply.code(400).send({ success: false, error: 'Session token is required' });
+    const appId = (request.query as Record<string, unknown>).app;
+    const totals = () => (typeof appId === 'string' ? statistics.forApp(user.id, appId, 'hour') : statistics.forUser(user.id, 'hour'))?.total.totals;
+    const first = totals();
+    if (!first) return reply.code(404).send({ success: false, error: 'App not found' });
+    let pending: NodeJS.Timeout | undefined;
+    let lastSent = 0;
+    const send = () => {
+      pending = undefined;
+      lastSent = Date.now();
+      reply.raw.write(`event: totals\ndata: ${JSON.stringify(totals() ?? first)}\n\n`);
+    };
+    const subscription = statistics.onChange(user.id, (change) => {
+      if (typeof appId === 'string' && !change.appIds.includes(appId)) return;
+      if (pending) return;
+      pending = setTimeout(send, Math.max(0, lastSent + LIVE_EVERY_MS - Date.now()));
+    });
+    if (!subscription.ok) return reply.code(429).header('retry-after', '5').send({ success: false, error: 'Too many live statistics pages open: close one and try again' });
+    reply.hijack();
+    reply.raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });
+    send();
+    const keepAlive = setInterval(() => reply.raw.write(':\n\n'), KEEP_ALIVE_MS);
+    const end = () => {
+      live.delete(end);
+      clearInterval(keepAlive);
+      if (pending) clearTimeout(pending);
+      subscription.unsubscribe();
+      reply.raw.end();
+    };
+    live.add(end);
+    request.raw.on('close', end);
+  });
+};

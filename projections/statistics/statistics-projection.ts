@@ -1,0 +1,207 @@
+import type { AppEvent } from '../../domain/app/events.ts';
+import { bucketOf, FIVE_MINUTES, oldestKept, slotOf, TIERS, type StatisticsWindow } from '../../domain/statistics/buckets.ts';
+import { FIGURES, talliesOf } from '../../domain/statistics/tally.ts';
+import type { RecordedEvent } from '../../infra/event-store/port.ts';
+import type { Projection } from '../projection.ts';
+import { Counter, Ring, type StoredBucket } from './counter.ts';
+import { DEFAULT_LISTENER_LIMITS, StatisticsListeners, type ListenerLimits, type StatisticsListener, type Subscription } from './listeners.ts';
+import { viewOf, type StatisticsView, type UserStatisticsView } from './views.ts';
+
+/** One app-messenger's statistics as a snapshot holds them. */
+interface StoredCounter {
+  /** `<appId>/<messenger>`. */
+  id: string;
+  appId: string;
+  messenger: string;
+  waiting: number;
+  retrying: number;
+  /** Per tier (by its name), the buckets kept, oldest first. */
+  buckets: Record<string, StoredBucket[]>;
+}
+
+interface StoredStatistics {
+  /** Every live app (`id`) and its user. */
+  apps: Array<{ id: string; userId: string }>;
+  counters: StoredCounter[];
+  /** The statistics' clock: the newest counted event's time (none before the first). */
+  clocks: Array<{ id: 'latest'; at: number }>;
+}
+
+/**
+ * Counts of the outbound and inbound messages of every app, per user → app → messenger, in time
+ * buckets (domain/statistics: figures in tally.ts, layout in buckets.ts), and the gauges of what
+ * is waiting. Fed like every read model, from the `app` (whose app is whose), `sendbatch`
+ * (accepted), `outbound` (delivered, failed, abandoned) and `inbound` (received) events.
+ *
+ * Bounded: per app-messenger two fixed rings (64 one-minute and 300 five-minute buckets, about
+ * 10 KB), freed when it has had no traffic for 25 hours; a deleted app's statistics go with it.
+ * Old buckets are dropped against the statistics' clock (the newest counted event's time), never
+ * the wall clock, so a rebuild from event 0 equals the live read model. Counts only: no body, no
+ * contact, no message id is kept.
+ *
+ * A day's read is a sum over at most 288 buckets per app-messenger: it costs the same for a quiet
+ * app and for one with a million messages a day (scripts/bench/statistics.ts).
+ */
+export class StatisticsProjection implements Projection {
+  readonly name = 'statistics';
+  readonly categories = ['app', 'sendbatch', 'outbound', 'inbound'] as const;
+  private readonly owners = new Map<string, string>();
+  private readonly appsByUser = new Map<string, Set<string>>();
+  /** appId → messenger → counter. */
+  private readonly counters = new Map<string, Map<string, Counter>>();
+  private latestMs: number | undefined;
+  /** The five-minute bucket of the clock at the last sweep of idle counters. */
+  private sweptAt = Number.NEGATIVE_INFINITY;
+  private readonly listeners: StatisticsListeners;
+
+  constructor(options: { listeners?: ListenerLimits; onListenerError?: (error: unknown) => void } = {}) {
+    this.listeners = new StatisticsListeners(options.listeners ?? DEFAULT_LISTENER_LIMITS, options.onListenerError);
+  }
+
+  apply(recorded: RecordedEvent): void {
+    const event = recorded as unknown as AppEvent;
+    switch (event.type) {
+      case 'AppCreated':
+        if (typeof event.data.appId === 'string' && typeof event.data.userId === 'string') this.own(event.data.appId, event.data.userId);
+        return;
+      case 'AppDeleted':
+        return this.dropApp(event.data.appId);
+      default:
+        return this.count(recorded);
+    }
+  }
+
+  private count(recorded: RecordedEvent): void {
+    for (const tally of talliesOf(recorded)) {
+      const userId = this.owners.get(tally.appId);
+      if (userId === undefined) continue; // an app deleted (or never created): nobody's statistics
+      if (this.latestMs === undefined || tally.atMs > this.latestMs) this.latestMs = tally.atMs;
+      let byMessenger = this.counters.get(tally.appId);
+      if (!byMessenger) this.counters.set(tally.appId, (byMessenger = new Map()));
+      let counter = byMessenger.get(tally.messenger);
+      if (!counter) byMessenger.set(tally.messenger, (counter = new Counter(tally.appId, tally.messenger)));
+      counter.waiting += tally.waiting;
+      counter.retrying += tally.retrying;
+      counter.add(tally.atMs, tally.counts, this.latestMs);
+      this.listeners.changed(userId, tally.appId);
+    }
+    this.sweep();
+  }
+
+  /** Once per five minutes of the clock: frees what the idle app-messengers hold. */
+  private sweep(): void {
+    if (this.latestMs === undefined) return;
+    const now = bucketOf(this.latestMs, FIVE_MINUTES);
+    if (now === this.sweptAt) return;
+    this.sweptAt = now;
+    for (const [appId, byMessenger] of this.counters) {
+      for (const [messenger, counter] of byMessenger) if (counter.prune(this.latestMs)) byMessenger.delete(messenger);
+      if (byMessenger.size === 0) this.counters.delete(appId);
+    }
+  }
+
+  private own(appId: string, userId: string): void {
+    this.owners.set(appId, userId);
+    const apps = this.appsByUser.get(userId) ?? new Set<string>();
+    apps.add(appId);
+    this.appsByUser.set(userId, apps);
+  }
+
+  private dropApp(appId: string): void {
+    const userId = this.owners.get(appId);
+    if (userId === undefined) return;
+    this.owners.delete(appId);
+    this.counters.delete(appId);
+    const apps = this.appsByUser.get(userId);
+    apps?.delete(appId);
+    if (apps?.size === 0) this.appsByUser.delete(userId);
+    this.listeners.changed(userId, appId);
+  }
+
+  private countersOf(appIds: Iterable<string>): Counter[] {
+    const out: Counter[] = [];
+    for (const appId of appIds) for (const counter of this.counters.get(appId)?.values() ?? []) out.push(counter);
+    return out;
+  }
+
+  /** A user's statistics over the last hour (per minute) or day (per 5 minutes) at `nowMs`: all apps, per messenger and per app. */
+  forUser(userId: string, window: StatisticsWindow, nowMs: number = Date.now()): UserStatisticsView {
+    const { view, perApp } = viewOf(this.countersOf(this.appsByUser.get(userId) ?? []), window, nowMs);
+    return { ...view, apps: Object.fromEntries(perApp) };
+  }
+
+  /** One app's statistics, if it is a live app of this user (another user's app is undefined, as an unknown one). */
+  forApp(userId: string, appId: string, window: StatisticsWindow, nowMs: number = Date.now()): StatisticsView | undefined {
+    if (this.owners.get(appId) !== userId) return undefined;
+    return viewOf(this.countersOf([appId]), window, nowMs).view;
+  }
+
+  /**
+   * Tells `listener` whenever the statistics of one of the user's apps change (once per applied
+   * batch of events, with the apps that changed). Refused beyond 10 listeners per user or 1000 in
+   * all (the defaults).
+   */
+  onChange(userId: string, listener: StatisticsListener): Subscription {
+    return this.listeners.subscribe(userId, listener);
+  }
+
+  /** Listeners registered now (for a gauge). */
+  get listenerCount(): number {
+    return this.listeners.size;
+  }
+
+  snapshot(): unknown {
+    const latest = this.latestMs;
+    const counters: StoredCounter[] = [];
+    for (const byMessenger of this.counters.values()) {
+      for (const counter of byMessenger.values()) {
+        const buckets: Record<string, StoredBucket[]> = {};
+        if (latest !== undefined)
+          TIERS.forEach((tier, t) => {
+            const kept = counter.rings[t]?.stored(oldestKept(latest, tier), bucketOf(latest, tier)) ?? [];
+            if (kept.length > 0) buckets[tier.name] = kept;
+          });
+        if (Object.keys(buckets).length === 0 && counter.waiting === 0 && counter.retrying === 0) continue;
+        const { appId, messenger, waiting, retrying } = counter;
+        counters.push({ id: `${appId}/${messenger}`, appId, messenger, waiting, retrying, buckets });
+      }
+    }
+    const stored: StoredStatistics = {
+      apps: [...this.owners].map(([id, userId]) => ({ id, userId })),
+      counters,
+      clocks: latest === undefined ? [] : [{ id: 'latest', at: latest }],
+    };
+    return stored;
+  }
+
+  restore(snapshot: unknown): void {
+    this.owners.clear();
+    this.appsByUser.clear();
+    this.counters.clear();
+    this.latestMs = undefined;
+    this.sweptAt = Number.NEGATIVE_INFINITY;
+    const stored = snapshot as Partial<StoredStatistics>;
+    for (const { id, userId } of stored.apps ?? []) this.own(id, userId);
+    this.latestMs = stored.clocks?.find((c) => c.id === 'latest')?.at;
+    for (const entry of stored.counters ?? []) {
+      if (!this.owners.has(entry.appId)) continue;
+      const counter = new Counter(entry.appId, entry.messenger);
+      counter.waiting = entry.waiting;
+      counter.retrying = entry.retrying;
+      TIERS.forEach((tier, t) => {
+        const kept = entry.buckets[tier.name] ?? [];
+        if (kept.length === 0) return;
+        const ring = (counter.rings[t] = new Ring(tier));
+        for (const [bucket, ...counts] of kept) {
+          if (bucket === undefined || counts.length !== FIGURES.length) continue;
+          const slot = slotOf(bucket, tier);
+          ring.stamps[slot] = bucket;
+          ring.counts.set(counts, slot * FIGURES.length);
+        }
+      });
+      let byMessenger = this.counters.get(entry.appId);
+      if (!byMessenger) this.counters.set(entry.appId, (byMessenger = new Map()));
+      byMessenger.set(entry.messenger, counter);
+    }
+  }
+}
