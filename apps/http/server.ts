@@ -11,6 +11,7 @@ import { dashboardProxy } from '../dashboard/proxy.ts';
 import { HttpRequestLog } from './request-log.ts';
 import { dashboardPages } from './dashboard-pages.ts';
 import { statisticsPages } from './statistics-pages.ts';
+import { signalLinkRoutes } from './signal-link-route.ts';
 import type { StatisticsProjection } from '../../projections/statistics/statistics-projection.ts';
 import { registerApiDocs } from './docs.ts';
 import type { RelayContext } from '../boot/context.ts';
@@ -92,6 +93,7 @@ export const buildServer = async (
   if (ctx.config.METRICS_PORT === undefined) await app.register(metricsRoute(ctx.metrics, { otherMetrics: options.otherMetrics, token: ctx.config.METRICS_TOKEN }));
   await app.register(dashboardPages(ctx));
   if (options.statistics) await app.register(statisticsPages(ctx, options.statistics));
+  await app.register(signalLinkRoutes(ctx));
   await app.register(publicApi(ctx, options.limiter), { prefix: '/api/v1' });
   await app.register(
     dashboardProxy({ forward: options.forwardToAccount, timeoutMs: ctx.config.DASHBOARD_TIMEOUT_MS, match: routeMatcher(AUTH_ROUTES), passCookies: true }),

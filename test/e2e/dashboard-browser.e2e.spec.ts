@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { browserSkipReason, launchBrowser, screenshots, VIEWPORTS } from '../support/browser.ts';
 import { startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
-import { api, createAccount, createApp, createKey } from '../support/account-fixture.ts';
+import { api, createAccount, createApp, createKey, dashboard } from '../support/account-fixture.ts';
+import { FakeSignalCli } from '../support/fake-signal-cli.ts';
 
 const skip = browserSkipReason();
 
@@ -282,6 +283,48 @@ describe.skipIf(skip !== '')('the statistics pages in a browser', () => {
       await browser.close();
       await relay.stop();
       await relay.cleanup();
+    }
+  });
+});
+
+describe.skipIf(skip !== '')('linking a Signal account from the dashboard', () => {
+  it('shows the QR code of the link signal-cli gives, binds the account the phone linked, and refuses another user’s app-messenger', async () => {
+    const daemon = await new FakeSignalCli({ keepAliveMs: 200 }).start();
+    const relay = await startRelayProcess({ env: { SIGNAL_CLI_URL: daemon.httpUrl } });
+    const browser = await launchBrowser();
+    try {
+      const account = await createAccount(relay, 'signal-owner@example.com');
+      const created = await dashboard(relay, account, 'POST', '/apps', { name: 'Signal bot', protocol: ['signal'] });
+      const appMessengerId = created.body.messengers[0].id as string;
+      const context = await browser.newContext({ baseURL: relay.url, viewport: VIEWPORTS.desktop });
+      context.setDefaultTimeout(15_000);
+      await context.addCookies([{ name: 'relay_session', value: account.session, url: relay.url }]);
+      const page = await context.newPage();
+      await page.goto(`/dashboard/apps/${created.body.id}`);
+      await page.getByRole('button', { name: 'Link a Signal account' }).click();
+      const shown = page.getByRole('img', { name: "QR code to link the Signal bot to your phone's account" });
+      await expect.poll(() => shown.count()).toBe(1);
+      const uri = await page.locator('[data-signal-link] figcaption code').innerText();
+      expect(uri).toMatch(/^sgnl:\/\/linkdevice\?uuid=/);
+      expect(daemon.pendingLinks).toEqual([uri]);
+      await screenshots(page, 'signal-link');
+
+      // Another user cannot link (or read) this app-messenger.
+      const other = await createAccount(relay, 'someone-else@example.com');
+      const refused = await fetch(`${relay.url}/dashboard/signal/link`, { method: 'POST', headers: { cookie: other.cookie, 'content-type': 'application/json' }, body: JSON.stringify({ appMessengerId }) });
+      expect({ status: refused.status, body: await refused.json() }).toEqual({ status: 400, body: { success: false, error: 'Invalid appMessengerId: not a Signal app-messenger of yours' } });
+      const crossOrigin = await fetch(`${relay.url}/dashboard/signal/link`, { method: 'POST', headers: { cookie: account.cookie, 'content-type': 'application/json', origin: 'https://evil.example' }, body: JSON.stringify({ appMessengerId }) });
+      expect({ status: crossOrigin.status, body: await crossOrigin.json() }).toEqual({ status: 400, body: { success: false, error: 'Cross-origin requests are not allowed' } });
+
+      daemon.scan(uri, '+15550004444');
+      // Once linked, the page reloads the app: the bot's address is the account, and the link panel is gone.
+      await expect.poll(() => page.locator('tr[data-messenger="signal"] code').innerText().catch(() => ''), { timeout: 15_000 }).toBe('+15550004444');
+      expect(await page.locator('[data-signal-link]').count()).toBe(0);
+    } finally {
+      await browser.close();
+      await relay.stop();
+      await relay.cleanup();
+      await daemon.close();
     }
   });
 });

@@ -9,6 +9,7 @@ import type { components } from '../api/account-api';
 import { BASE, navigate } from '../router';
 import { ErrorNote, Loading, Qr, SecretOnce } from '../ui';
 import { Group } from './group';
+import { SignalLink } from './signal-link';
 
 type App = components['schemas']['App'];
 type AppMessenger = components['schemas']['AppMessenger'];
@@ -104,12 +105,11 @@ export const AppDetail = (props: { appId: string; onFailure: (failure: Failure) 
         .map((m) => (
           <Qr key={m.id} text={m.address!} label={`QR code of the ${NAMES[m.messenger]} bot's address`} />
         ))}
-      {app.messengers.some((m) => m.messenger === 'signal' && m.status === 'processing') && (
-        <p class="note">
-          The Signal bot has no account yet: an operator links one with <code>npx relay signal link --app-messenger {app.messengers.find((m) => m.messenger === 'signal')!.id}</code> (a QR code to scan
-          with the Signal app), or binds one the daemon has with <code>relay signal bind</code>.
-        </p>
-      )}
+      {app.messengers
+        .filter((m) => m.messenger === 'signal' && m.address === null)
+        .map((m) => (
+          <SignalLink key={m.id} appMessengerId={m.id} onLinked={load} />
+        ))}
       <Delivery
         app={app}
         onSaved={(saved, secret) => {

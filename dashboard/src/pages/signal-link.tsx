@@ -1,0 +1,67 @@
+/**
+ * Linking a Signal account as the bot's identity by scanning a QR code with the Signal app (the
+ * `sgnl://linkdevice` URI signal-cli gives), through Relay's own route (outside the account API):
+ * `POST /dashboard/signal/link`, then `GET /dashboard/signal/link/:appMessengerId` until linked.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import { failureOf, type Failure } from '../api';
+import { ErrorNote, Qr } from '../ui';
+
+type State = { status: 'none' } | { status: 'pending'; uri: string } | { status: 'linked'; account: string } | { status: 'failed'; reason: string };
+
+const call = async (path: string, body?: unknown): Promise<{ ok: true; state: State } | { ok: false; failure: Failure }> => {
+  try {
+    const res = await fetch(path, body === undefined ? { credentials: 'same-origin' } : { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const answer = (await res.json().catch(() => undefined)) as { success?: boolean; data?: State } | undefined;
+    return res.ok && answer?.success && answer.data ? { ok: true, state: answer.data } : { ok: false, failure: failureOf(res.status, answer) };
+  } catch {
+    return { ok: false, failure: failureOf(undefined, undefined) };
+  }
+};
+
+export const SignalLink = (props: { appMessengerId: string; onLinked: () => void }) => {
+  const [state, setState] = useState<State>({ status: 'none' });
+  const [failure, setFailure] = useState<Failure | undefined>();
+
+  useEffect(() => {
+    if (state.status !== 'pending') return;
+    const timer = setInterval(async () => {
+      const outcome = await call(`/dashboard/signal/link/${encodeURIComponent(props.appMessengerId)}`);
+      if (!outcome.ok) return setFailure(outcome.failure);
+      if (outcome.state.status !== 'pending') {
+        setState(outcome.state);
+        if (outcome.state.status === 'linked') props.onLinked();
+      }
+    }, 1500);
+    return () => clearInterval(timer);
+  }, [state.status]);
+
+  const start = async () => {
+    setFailure(undefined);
+    const outcome = await call('/dashboard/signal/link', { appMessengerId: props.appMessengerId });
+    if (outcome.ok) setState(outcome.state);
+    else setFailure(outcome.failure);
+  };
+
+  return (
+    <div class="note" data-signal-link>
+      <ErrorNote failure={failure} />
+      {state.status === 'pending' ? (
+        <>
+          <p>Scan this with the Signal app of the phone whose account the bot will use: Settings → Linked devices → Link new device. This page goes on by itself.</p>
+          <Qr text={state.uri} label="QR code to link the Signal bot to your phone's account" />
+        </>
+      ) : state.status === 'linked' ? (
+        <p role="status">Linked: the bot now uses the Signal account {state.account}.</p>
+      ) : (
+        <>
+          {state.status === 'failed' && <p role="alert">{state.reason}</p>}
+          <p>The Signal bot has no account yet. Link it to a Signal account of yours by scanning a QR code with the Signal app.</p>
+          <button type="button" onClick={start}>
+            Link a Signal account
+          </button>
+        </>
+      )}
+    </div>
+  );
+};
