@@ -18,6 +18,7 @@ import { percentile, rssMb } from './bench/measures.ts';
 import { measureNestedJson } from './bench/nested-json.ts';
 import { measureHostileMix } from './bench/hostile-mix.ts';
 import { measureStatistics, statisticsRows } from './bench/statistics.ts';
+import { measureSignalPace } from './bench/signal-pace.ts';
 
 const duration = Number(process.argv[process.argv.indexOf('--duration') + 1]) || 5;
 /** Paired measures: this many anchor/Relay slices of `slice` seconds each. */
@@ -311,6 +312,14 @@ const main = async () => {
     // The dashboard's statistics: a day of a busy app (issue 25: a day's page under a second).
     const statistics = await measureStatistics({ events: 1_000_000, storeEvents: 200_000 });
     for (const [measure, result] of statisticsRows(statistics)) row(measure, result);
+    // Delivery to the real signal-cli at its own pace, against Signal's mock server (issue 28, item 4).
+    try {
+      const pace = await measureSignalPace(200);
+      row('signal-cli send (mock server), 25 in flight', `${pace.daemonPerSecond.toFixed(1)} messages/s decrypted by the contact`);
+      row('Relay → signal-cli (same daemon, same contact)', `${pace.relayPerSecond.toFixed(1)} messages/s: ${ratio(pace.relayPerSecond, pace.daemonPerSecond)}× the daemon's own (goal ≥ 0.9)`);
+    } catch (error) {
+      row('Relay → signal-cli', `not measured: ${error instanceof Error ? error.message : String(error)}`);
+    }
     // Takeover across two instances on Kafka and PostgreSQL (docs/durability.md).
     try {
       const failover = await measureFailover(onKafka ? env.KAFKA_BROKERS! : kafkaBrokers(), process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
