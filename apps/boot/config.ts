@@ -136,7 +136,24 @@ export const configSchema = z.object({
     .optional(),
   /** How long a command to simplex-chat may wait for its answer. */
   SIMPLEX_TIMEOUT_MS: integer(30_000, 100),
+  /** Refused: there is no Session daemon; Relay is its own Session client (SESSION_NETWORK). */
   SESSION_CLIENT_URL: z.string().optional(),
+  /** `on`: Relay's own Session client on the Session network; `off`: Session on the simulator. */
+  SESSION_NETWORK: z.enum(['on', 'off']).default('off'),
+  /** Seed nodes the service-node list is first fetched from: comma-separated https URLs (the real seeds when unset). */
+  SESSION_SEED_NODES: z
+    .string()
+    .regex(/^https:\/\/[^\s,/?#]+\/?(,https:\/\/[^\s,/?#]+\/?)*$/i, 'must be comma-separated https://HOST[:PORT] URLs')
+    .optional(),
+  /** A PEM file of the certificate(s) the seed nodes must chain to; without it, seed certificates are not checked. */
+  SESSION_SEED_CA: z.string().min(1).optional(),
+  /** How long one request to a seed or storage server may take. */
+  SESSION_TIMEOUT_MS: integer(10_000, 100),
+  /** Each bot's swarm is polled every SESSION_POLL_MIN_MS while messages come, doubling while idle up to SESSION_POLL_MAX_MS. */
+  SESSION_POLL_MIN_MS: integer(2000, 10),
+  SESSION_POLL_MAX_MS: integer(16_000, 10),
+  /** `new`: Relay makes each Session app-messenger's identity; `import`: they wait until an operator imports one (relay session-messenger import). */
+  SESSION_IDENTITIES: z.enum(['new', 'import']).default('new'),
   /** A JSON file of settings (below); the environment and flags override it. */
   CONFIG_FILE: z.string().optional(),
 });
@@ -210,6 +227,8 @@ export const loadConfig = (env: NodeJS.ProcessEnv, flags: Partial<Record<ConfigK
     throw new ConfigError('Invalid configuration DATABASE_URL: required when EVENT_STORE=eventstoredb (its data keys live in PostgreSQL)');
   if (config.BROKER === 'kafka' && !config.KAFKA_BROKERS)
     throw new ConfigError('Invalid configuration KAFKA_BROKERS: required when BROKER=kafka');
+  if (config.SESSION_POLL_MAX_MS < config.SESSION_POLL_MIN_MS)
+    throw new ConfigError(`Invalid configuration SESSION_POLL_MAX_MS=${config.SESSION_POLL_MAX_MS}: must be at least SESSION_POLL_MIN_MS (${config.SESSION_POLL_MIN_MS})`);
   if (config.PAYMENT_PROCESSOR !== 'none' && (!config.BILLING_RATE || /^[0.]+$/.test(config.BILLING_RATE)))
     throw new ConfigError(`Invalid configuration BILLING_RATE: a price of one coin above zero is required when PAYMENT_PROCESSOR=${config.PAYMENT_PROCESSOR}`);
   if (config.PAYMENT_PROCESSOR === 'bitcoin' && !config.BITCOIN_RPC_URL)

@@ -18,9 +18,11 @@ import { parseContact, parseMessenger, simulateInbound } from './commands/simula
 import { simulateConfirm, simulateMine, simulatePay } from './commands/simulate-payments.ts';
 import { bindSignalAccount } from './commands/signal-bind.ts';
 import { linkSignalAccount } from './commands/signal-link.ts';
-import { signalRpcOf } from '../boot/connectors.ts';
+import { sessionConnectorOf, signalRpcOf } from '../boot/connectors.ts';
 import type { SignalRpc } from '../../infra/messenger/signal/signal-rpc.ts';
 import { RUNNING_FROM } from '../boot/running-from.ts';
+import { EventSessionIdentityStore } from '../boot/session-identities.ts';
+import { exportSessionIdentity, importSessionIdentity, type SessionSecret } from './commands/session-messenger.ts';
 
 // Everything relay creates (stores, their -wal and -shm files, snapshots, the secret key) is its owner's only.
 process.umask(0o077);
@@ -199,6 +201,58 @@ withConfigOptions(
     process.stdout.write(`linked ${outcome.account}: bound\n`);
   });
 });
+
+const sessionMessenger = program.command('session-messenger').description("Session bot identities of Relay's own Session client (SESSION_NETWORK=on)");
+
+/** A secret given as `-` is read from stdin (kept out of the process list and the shell's history). */
+const secretArgument = async (value: string): Promise<string> => {
+  if (value !== '-') return value;
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').trim();
+};
+
+withConfigOptions(
+  sessionMessenger
+    .command('import')
+    .description("make an existing Session account (its recovery phrase or seed) the bot identity of a Session app-messenger that has none yet, and its Session ID the app-messenger's address")
+    .requiredOption('--app-messenger <id>', 'the app-messenger (its id, not the app id)')
+    .option('--mnemonic <words>', 'the account\'s 13-word recovery phrase, quoted; - reads it from stdin')
+    .option('--seed <hex>', 'the account\'s seed, 32 hex characters; - reads it from stdin'),
+).action(async (options: Record<string, unknown>) => {
+  if ((options.mnemonic === undefined) === (options.seed === undefined)) throw new Error('give the account as one of --mnemonic "<13 words>" or --seed <32 hex characters>');
+  const secret: SessionSecret = options.mnemonic !== undefined ? { mnemonic: await secretArgument(String(options.mnemonic)) } : { seed: await secretArgument(String(options.seed)) };
+  await withContext(options, async (ctx) => {
+    if (ctx.config.SESSION_NETWORK !== 'on')
+      throw new Error('relay session-messenger import needs SESSION_NETWORK=on in its own environment (or --session-network on), as the running Relay has it: on the simulator Session app-messengers have no Session identity');
+    const connector = sessionConnectorOf(ctx.config, { store: ctx.store, secrets: ctx.secrets }, ctx.log, 'cli');
+    try {
+      const outcome = await importSessionIdentity(
+        { store: ctx.store, apps: ctx.models.apps, connector },
+        { appMessengerId: String(options.appMessenger), secret, now: new Date() },
+      );
+      if (!outcome.ok) throw new Error(outcome.reason);
+      process.stdout.write(`${outcome.imported === 'now' ? 'imported' : 'already imported'} ${outcome.sessionId}\n`);
+    } finally {
+      await connector.close();
+    }
+  });
+});
+
+withConfigOptions(
+  sessionMessenger
+    .command('export')
+    .description("print the 13-word recovery phrase of a Session app-messenger's bot identity, for the operator's backup (a secret: it goes to stdout only)")
+    .requiredOption('--app-messenger <id>', 'the app-messenger (its id, not the app id)'),
+).action((options: Record<string, unknown>) =>
+  withContext(options, async (ctx) => {
+    const identities = new EventSessionIdentityStore(ctx.store, ctx.secrets, { actor: 'cli', log: ctx.log });
+    const outcome = await exportSessionIdentity({ identities }, String(options.appMessenger));
+    if (!outcome.ok) throw new Error(outcome.reason);
+    process.stdout.write(`${outcome.mnemonic}\n`);
+    process.stderr.write(`the recovery phrase of ${outcome.sessionId}: keep it like a password\n`);
+  }),
+);
 
 const simulate = program.command('simulate').description('drive the simulator connector');
 withConfigOptions(

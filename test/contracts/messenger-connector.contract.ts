@@ -1,6 +1,7 @@
 /**
- * The contract every messenger connector passes (the simulator, Signal through signal-cli, and
- * the connectors to come): what the delivery worker and the inbound gateway rely on.
+ * The contract every messenger connector passes (the simulator, Signal through signal-cli, SimpleX
+ * through simplex-chat, Session on Relay's own client): what the delivery worker and the inbound
+ * gateway rely on. A messenger without groups passes it with `{ groups: false }`.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { InboundFromContact, Messenger, MessengerConnector } from '../../infra/messenger/port.ts';
@@ -32,7 +33,17 @@ export interface ConnectorFixture {
   teardown(): Promise<void>;
 }
 
-export const messengerConnectorContract = (name: string, makeFixture: () => Promise<ConnectorFixture>) => {
+export interface ContractOptions {
+  /**
+   * Whether the messenger has groups Relay uses (default true). Without (Session: Relay's client
+   * has none), the two group cases are skipped, and the connector's own spec shows what a group
+   * delivery does instead.
+   */
+  readonly groups?: boolean;
+}
+
+export const messengerConnectorContract = (name: string, makeFixture: () => Promise<ConnectorFixture>, options: ContractOptions = {}) => {
+  const groups = options.groups ?? true;
   describe(`MessengerConnector contract: ${name}`, () => {
     let f: ConnectorFixture;
     let nextId = 0;
@@ -56,7 +67,7 @@ export const messengerConnectorContract = (name: string, makeFixture: () => Prom
       expect(await f.handed()).toEqual([{ from: f.from, contactId: f.contacts[0], text: 'hello there' }]);
     });
 
-    it('delivers a reply to a group message into the group', async () => {
+    it.skipIf(!groups)('delivers a reply to a group message into the group', async () => {
       expect(await f.connector.deliver(delivery(f.contacts[0], 'to the group', f.groupId))).toEqual({ ok: true });
       const handed = await f.handed();
       expect(handed).toHaveLength(1);
@@ -98,7 +109,7 @@ export const messengerConnectorContract = (name: string, makeFixture: () => Prom
       expect(JSON.stringify(failed)).not.toContain(f.contacts[1]);
     });
 
-    it('hands on what contacts write, direct and in a group, addressed to the bot identity', async () => {
+    it.skipIf(!groups)('hands on what contacts write, direct and in a group, addressed to the bot identity', async () => {
       const received: InboundFromContact[] = [];
       await f.connector.listen(async (message) => {
         received.push(message);
@@ -109,6 +120,20 @@ export const messengerConnectorContract = (name: string, makeFixture: () => Prom
       expect(received[0]).toMatchObject({ messenger: f.messenger, to: f.from, contactId: f.contacts[0], text: 'first' });
       expect(received[0]!.groupId).toBeUndefined();
       expect(received[1]).toMatchObject({ messenger: f.messenger, to: f.from, contactId: f.contacts[1], text: 'in the group', groupId: f.groupId });
+    });
+
+    it.skipIf(groups)('hands on what contacts write, addressed to the bot identity (a messenger without groups)', async () => {
+      const received: InboundFromContact[] = [];
+      await f.connector.listen(async (message) => {
+        received.push(message);
+      });
+      await f.contactWrites({ contactId: f.contacts[0], text: 'first' });
+      await f.contactWrites({ contactId: f.contacts[1], text: 'second' });
+      await eventually(() => expect(received).toHaveLength(2), 10_000);
+      const byText = new Map(received.map((m) => [m.text, m]));
+      expect(byText.get('first')).toMatchObject({ messenger: f.messenger, to: f.from, contactId: f.contacts[0], text: 'first' });
+      expect(byText.get('second')).toMatchObject({ messenger: f.messenger, to: f.from, contactId: f.contacts[1], text: 'second' });
+      expect(received.every((m) => m.groupId === undefined)).toBe(true);
     });
   });
 };

@@ -17,6 +17,13 @@ import { groupChangeDoneResponse, groupChangePendingResponse, groupInviteLinkRes
 import { requireUser } from '../session.ts';
 
 /**
+ * What the six routes answer for a Session app-messenger when Relay runs on the Session network
+ * (SESSION_NETWORK=on): its client has no groups (Session's groups v2 are not built; docs/groups.md).
+ * On the simulator (SESSION_NETWORK=off) Session groups are simulated as before.
+ */
+export const SESSION_GROUPS_REFUSED = 'Session groups are not supported by Relay: its Session client sends and receives one-to-one messages only';
+
+/**
  * The interface's six group routes. Each app-messenger's bot administers one group on its
  * messenger, created by the first member added or the first invite link asked for. A change is
  * recorded as a request (`GroupChangeRequested`) that the pipeline's group administrator carries
@@ -40,6 +47,10 @@ export const groupRoutes =
       const owner = appMessenger ? ctx.models.apps.app(appMessenger.appId) : undefined;
       if (!appMessenger || !owner || owner.userId !== user.id) {
         fail(reply, 400, 'App messenger not found');
+        return undefined;
+      }
+      if (appMessenger.messenger === 'session' && ctx.config.SESSION_NETWORK === 'on') {
+        fail(reply, 400, SESSION_GROUPS_REFUSED);
         return undefined;
       }
       return { userId: user.id, appMessenger };

@@ -1,0 +1,103 @@
+import { Agent, request } from 'node:https';
+
+/**
+ * JSON over HTTPS to Session's storage servers and seed nodes. Storage servers present self-signed
+ * certificates (their identity is their Ed25519 key, not a CA), so they are not verified here, as
+ * Session's own apps do; seed nodes are verified against `seedCa` when it is given. Every answer is
+ * bounded in size and time.
+ */
+export interface SnodeHttpOptions {
+  readonly timeoutMs: number;
+  readonly maxResponseBytes: number;
+  /** PEM certificate(s) the seed nodes must chain to; without it, seed certificates are not checked. */
+  readonly seedCa?: string | Buffer;
+}
+
+export interface HttpAnswer {
+  readonly status: number;
+  /** Parsed JSON when the server said application/json, else the text. */
+  readonly body: unknown;
+}
+
+/** The request never got an HTTP answer (refused, reset, timed out, too large). */
+export class SnodeUnreachableError extends Error {
+  override readonly name = 'SnodeUnreachableError';
+}
+
+export class SnodeHttp {
+  private readonly snodeAgent = new Agent({ keepAlive: true, maxSockets: 4, rejectUnauthorized: false });
+  private readonly seedAgent: Agent;
+
+  constructor(private readonly options: SnodeHttpOptions) {
+    this.seedAgent =
+      options.seedCa !== undefined
+        ? new Agent({ keepAlive: true, maxSockets: 2, rejectUnauthorized: true, ca: options.seedCa })
+        : new Agent({ keepAlive: true, maxSockets: 2, rejectUnauthorized: false });
+  }
+
+  /** POST to a storage server's /storage_rpc/v1. */
+  storageRpc(ip: string, port: number, method: string, params: object): Promise<HttpAnswer> {
+    return this.post(new URL(`https://${ip.includes(':') ? `[${ip}]` : ip}:${port}/storage_rpc/v1`), { method, params }, this.snodeAgent);
+  }
+
+  /** POST a JSON-RPC call to a seed node's /json_rpc. */
+  seedRpc(seedUrl: string, method: string, params: object): Promise<HttpAnswer> {
+    return this.post(new URL('json_rpc', seedUrl.endsWith('/') ? seedUrl : `${seedUrl}/`), { jsonrpc: '2.0', id: 0, method, params }, this.seedAgent);
+  }
+
+  close(): void {
+    this.snodeAgent.destroy();
+    this.seedAgent.destroy();
+  }
+
+  private post(url: URL, payload: object, agent: Agent): Promise<HttpAnswer> {
+    const body = Buffer.from(JSON.stringify(payload));
+    const { timeoutMs, maxResponseBytes } = this.options;
+    return new Promise<HttpAnswer>((resolve, reject) => {
+      let settled = false;
+      const fail = (reason: string) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(deadline);
+        req.destroy();
+        reject(new SnodeUnreachableError(`${url.host}: ${reason}`));
+      };
+      const req = request(url, {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': body.byteLength, accept: 'application/json' },
+      });
+      const deadline = setTimeout(() => fail(`no answer within ${timeoutMs} ms`), timeoutMs);
+      req.on('error', (error) => fail(error.message));
+      req.on('response', (res) => {
+        const declared = Number(res.headers['content-length']);
+        if (Number.isFinite(declared) && declared > maxResponseBytes) return fail(`answer of ${declared} bytes is over the ${maxResponseBytes}-byte bound`);
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.byteLength;
+          if (size > maxResponseBytes) return fail(`answer is over the ${maxResponseBytes}-byte bound`);
+          chunks.push(chunk);
+        });
+        res.on('error', (error) => fail(error.message));
+        res.on('end', () => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(deadline);
+          const text = Buffer.concat(chunks).toString('utf8');
+          const isJson = (res.headers['content-type'] ?? '').includes('json');
+          let parsed: unknown = text;
+          if (isJson) {
+            try {
+              parsed = JSON.parse(text);
+            } catch {
+              parsed = text;
+            }
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed });
+        });
+      });
+      req.end(body);
+    });
+  }
+}
