@@ -25,6 +25,8 @@ import type { HttpParts } from '../http/start-http.ts';
 import { createLogger } from './logger.ts';
 import { createMetrics, type MetricsSnapshot } from './metrics.ts';
 import { startPipelineThread, type PipelineThread } from '../pipeline/pipeline-thread.ts';
+import { remoteStatistics } from '../read-models/remote-statistics.ts';
+import type { StatisticsSource } from '../read-models/statistics-model.ts';
 import { Readiness } from './readiness.ts';
 import { openBroker, openEventStore } from './stores.ts';
 import { startProjectionRunner } from '../read-models/runner.ts';
@@ -135,9 +137,12 @@ export const startRelay = async (config: Config, role: Role): Promise<RunningRel
   let pipeline: PipelineThread | undefined;
   // The API listens first (health answers 503 while the pipeline starts: on Kafka its consumer
   // groups may take seconds to join after a crash), then the pipeline thread starts.
-  const relay = await startParts(config, PARTS.api, { log, otherMetrics: async () => (pipeline ? pipeline.metrics() : []), waitFor: ['delivery pipeline'] });
+  // The dashboard's statistics model lives in the pipeline thread (off the thread that accepts sends).
+  const statistics = remoteStatistics(() => pipeline?.statistics);
+  const relay = await startParts(config, PARTS.api, { log, otherMetrics: async () => (pipeline ? pipeline.metrics() : []), waitFor: ['delivery pipeline'], statistics });
   try {
     pipeline = await startPipelineThread(config, log);
+    pipeline.onStatisticsChanged(statistics.changed);
   } catch (error) {
     await relay.close().catch(() => undefined);
     throw error;
@@ -165,6 +170,8 @@ export interface PartsOptions {
   readonly otherMetrics?: () => Promise<MetricsSnapshot[]>;
   /** Parts started elsewhere that health waits for (it answers 503 until they run). */
   readonly waitFor?: readonly string[];
+  /** Where the dashboard's statistics pages read from (role `all`: the pipeline thread); else a model of this thread's own. */
+  readonly statistics?: StatisticsSource;
 }
 
 /** Sets `relay_role_held` for the roles of a group, 1 for those running here. */
@@ -222,7 +229,7 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
     }
     if (parts.http !== 'none') {
       const { startHttp } = await import('../http/start-http.ts');
-      http = await startHttp(ctx, parts.http, options.otherMetrics);
+      http = await startHttp(ctx, parts.http, options.otherMetrics, options.statistics);
       if (parts.http === 'api' || parts.http === 'account') await announceFirstSignIn(ctx);
     }
   } catch (error) {

@@ -12,7 +12,7 @@ import { HttpRequestLog } from './request-log.ts';
 import { dashboardPages } from './dashboard-pages.ts';
 import { statisticsPages } from './statistics-pages.ts';
 import { signalLinkRoutes } from './signal-link-route.ts';
-import type { StatisticsProjection } from '../../projections/statistics/statistics-projection.ts';
+import type { StatisticsSource } from '../read-models/statistics-model.ts';
 import { registerApiDocs } from './docs.ts';
 import type { RelayContext } from '../boot/context.ts';
 import type { MetricsSnapshot } from '../boot/metrics.ts';
@@ -35,7 +35,7 @@ export const buildServer = async (
     accountDocs?: () => unknown;
     otherMetrics?: (() => Promise<MetricsSnapshot[]>) | undefined;
     /** The statistics pages' read model (the dashboard's statistics are served where it is given). */
-    statistics?: StatisticsProjection;
+    statistics?: StatisticsSource;
   },
 ): Promise<FastifyInstance> => {
   const headerEntries = Object.entries(securityHeaders());

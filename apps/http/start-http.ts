@@ -4,7 +4,7 @@ import { RateLimiter } from '../api/rate-limiter.ts';
 import { metricsRoute } from './metrics-route.ts';
 import { httpForwarder, inProcessForwarder } from '../dashboard/forwarder.ts';
 import { buildServer } from './server.ts';
-import { startStatisticsModel, statisticsSnapshotFile, type StatisticsModel } from '../read-models/statistics-model.ts';
+import { startStatisticsModel, statisticsSnapshotFile, type StatisticsModel, type StatisticsSource } from '../read-models/statistics-model.ts';
 import type { RelayContext } from '../boot/context.ts';
 import type { MetricsSnapshot } from '../boot/metrics.ts';
 
@@ -24,11 +24,13 @@ export const startHttp = async (
   ctx: RelayContext,
   kind: 'api' | 'account' | 'metrics',
   otherMetrics?: () => Promise<MetricsSnapshot[]>,
+  /** Where the statistics pages read from; without one, the public API's server runs the model itself. */
+  statisticsSource?: StatisticsSource,
 ): Promise<HttpParts> => {
   const { config } = ctx;
   let limiter: RateLimiter | undefined;
   let account: FastifyInstance | undefined;
-  /** The statistics pages' read model: only where the dashboard is served (the public API's server). */
+  /** The statistics pages' own read model, when no source is given (a process of role `api`). */
   let statistics: StatisticsModel | undefined;
   let server: FastifyInstance;
   /** `/metrics` alone, on METRICS_PORT when set (for the API too), else on PORT (roles delivery and gateway). */
@@ -45,8 +47,8 @@ export const startHttp = async (
     else {
       limiter = new RateLimiter(config.RATE_LIMIT_WINDOW_MS, config.RATE_LIMIT_EVICT_INTERVAL_MS);
       const forwardToAccount = config.DASHBOARD_BACKEND_URL ? httpForwarder(config.DASHBOARD_BACKEND_URL) : inProcessForwarder(account);
-      statistics = await startStatisticsModel(ctx.store, ctx.log.child({ component: 'statistics' }), statisticsSnapshotFile(config));
-      server = await buildServer(ctx, { limiter, forwardToAccount, accountDocs: () => account!.swagger(), otherMetrics, statistics: statistics.statistics });
+      if (!statisticsSource) statistics = await startStatisticsModel(ctx.store, ctx.log.child({ component: 'statistics' }), statisticsSnapshotFile(config));
+      server = await buildServer(ctx, { limiter, forwardToAccount, accountDocs: () => account!.swagger(), otherMetrics, statistics: statisticsSource ?? statistics!.source });
     }
   }
   const close = async () => {

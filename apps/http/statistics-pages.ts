@@ -10,8 +10,8 @@ import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isStatisticsWindow, type StatisticsWindow } from '../../domain/statistics/buckets.ts';
 import { hashKey } from '../../infra/crypto/keys.ts';
-import type { StatisticsProjection } from '../../projections/statistics/statistics-projection.ts';
 import type { Breakdown, StatisticsView, Totals } from '../../projections/statistics/views.ts';
+import type { StatisticsQuery, StatisticsSource } from '../read-models/statistics-model.ts';
 import type { RelayContext } from '../boot/context.ts';
 import { DASHBOARD_CSP } from './dashboard-pages.ts';
 
@@ -31,6 +31,9 @@ const MESSENGER_NAMES: Record<string, string> = { signal: 'Signal', simplex: 'Si
 
 /** At most this many live streams per user (the model refuses more), and one update per this many ms. */
 const LIVE_EVERY_MS = 500;
+
+const liveQuery = (userId: string, appId: unknown): StatisticsQuery =>
+  typeof appId === 'string' ? { scope: 'app', userId, appId, window: 'hour' } : { scope: 'user', userId, window: 'hour' };
 const KEEP_ALIVE_MS = 15_000;
 
 const frame = (title: string, body: string, script?: string) => `<!doctype html>
@@ -98,7 +101,9 @@ source.addEventListener('totals', (event) => {
 source.addEventListener('error', () => { state.textContent = 'Reconnecting…'; });
 `;
 
-export const statisticsPages = (ctx: RelayContext, statistics: StatisticsProjection) => async (app: FastifyInstance) => {
+const UNAVAILABLE = '<h1>Statistics are not available right now</h1><p>Relay is starting or restarting the part that counts them. Try again in a moment: <a href="">reload</a>.</p>';
+
+export const statisticsPages = (ctx: RelayContext, statistics: StatisticsSource) => async (app: FastifyInstance) => {
   if (!app.hasDecorator('parseCookie')) await app.register(fastifyCookie, { hook: false });
   // Live streams end when the server closes, so that closing never waits on a page left open.
   const live = new Set<() => void>();
@@ -123,7 +128,8 @@ export const statisticsPages = (ctx: RelayContext, statistics: StatisticsProject
     const user = userOf(request);
     if (!user) return signInFirst(reply);
     const window = windowOf(request);
-    const view = statistics.forUser(user.id, window);
+    const view = await statistics.query({ scope: 'user', userId: user.id, window }).catch(() => undefined);
+    if (!view) return html(reply, 503, frame('Statistics', UNAVAILABLE));
     const apps = Object.entries(view.apps);
     const body = `<h1>Statistics</h1>${windowLinks('/dashboard/stats', window)}
 ${totalsTable(view.total.totals, `All apps, last ${window}`)}
@@ -143,7 +149,12 @@ ${charts(view.total, view)}
     const user = userOf(request);
     if (!user) return signInFirst(reply);
     const window = windowOf(request);
-    const view = statistics.forApp(user.id, request.params.appId, window);
+    let view: StatisticsView | undefined;
+    try {
+      view = await statistics.query({ scope: 'app', userId: user.id, appId: request.params.appId, window });
+    } catch {
+      return html(reply, 503, frame('Statistics', UNAVAILABLE));
+    }
     if (!view) return html(reply, 404, frame('Not found', '<h1>App not found</h1><p>There is no app of yours with this id. <a href="/dashboard/stats">All statistics</a>.</p>'));
     const path = `/dashboard/stats/apps/${encodeURIComponent(request.params.appId)}`;
     const body = `<h1>Statistics of ${escape(appName(request.params.appId))}</h1>${windowLinks(path, window)}
@@ -157,7 +168,12 @@ ${charts(view.total, view)}
     const user = userOf(request);
     if (!user) return signInFirst(reply);
     const appId = (request.query as Record<string, unknown>).app;
-    const view = typeof appId === 'string' ? statistics.forApp(user.id, appId, 'hour') : statistics.forUser(user.id, 'hour');
+    let view: StatisticsView | undefined;
+    try {
+      view = await statistics.query(liveQuery(user.id, appId));
+    } catch {
+      return html(reply, 503, frame('Statistics', UNAVAILABLE));
+    }
     if (!view) return html(reply, 404, frame('Not found', '<h1>App not found</h1><p>There is no app of yours with this id.</p>'));
     const title = typeof appId === 'string' ? `Live: ${appName(appId)}` : 'Live: all apps';
     const body = `<h1>${escape(title)}</h1><p data-live-state role="status">Connecting…</p>${totalsTable(view.total.totals, 'The last hour, as it happens')}<p><a href="/dashboard/stats">Hour and day charts</a></p>`;
@@ -168,19 +184,33 @@ ${charts(view.total, view)}
     reply.code(200).type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').send(LIVE_SCRIPT),
   );
 
-  app.get('/dashboard/stats/live/events', { schema: { hide: true } }, (request, reply) => {
+  app.get('/dashboard/stats/live/events', { schema: { hide: true } }, async (request, reply) => {
     const user = userOf(request);
     if (!user) return reply.code(400).send({ success: false, error: 'Session token is required' });
     const appId = (request.query as Record<string, unknown>).app;
-    const totals = () => (typeof appId === 'string' ? statistics.forApp(user.id, appId, 'hour') : statistics.forUser(user.id, 'hour'))?.total.totals;
-    const first = totals();
+    const query = liveQuery(user.id, appId);
+    const totals = async () => (await statistics.query(query))?.total.totals;
+    let first: Totals | undefined;
+    try {
+      first = await totals();
+    } catch {
+      return reply.code(503).send({ success: false, error: 'Statistics are not available right now: try again in a moment' });
+    }
     if (!first) return reply.code(404).send({ success: false, error: 'App not found' });
+    let latest: Totals = first;
     let pending: NodeJS.Timeout | undefined;
     let lastSent = 0;
+    const write = () => reply.raw.write(`event: totals\ndata: ${JSON.stringify(latest)}\n\n`);
     const send = () => {
       pending = undefined;
       lastSent = Date.now();
-      reply.raw.write(`event: totals\ndata: ${JSON.stringify(totals() ?? first)}\n\n`);
+      void totals().then(
+        (now) => {
+          if (now) latest = now;
+          write();
+        },
+        () => undefined, // the model is restarting: the next change sends again
+      );
     };
     const subscription = statistics.onChange(user.id, (change) => {
       if (typeof appId === 'string' && !change.appIds.includes(appId)) return;
@@ -190,7 +220,7 @@ ${charts(view.total, view)}
     if (!subscription.ok) return reply.code(429).header('retry-after', '5').send({ success: false, error: 'Too many live statistics pages open: close one and try again' });
     reply.hijack();
     reply.raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });
-    send();
+    write();
     const keepAlive = setInterval(() => reply.raw.write(':\n\n'), KEEP_ALIVE_MS);
     const end = () => {
       live.delete(end);

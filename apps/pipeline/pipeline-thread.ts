@@ -4,11 +4,16 @@ import { ConfigError, type Config } from '../boot/config.ts';
 import type { MetricsSnapshot } from '../boot/metrics.ts';
 import { RUNNING_FROM } from '../boot/running-from.ts';
 import type { FromPipeline, ToPipeline } from './thread-messages.ts';
+import type { StatisticsChannel } from '../read-models/remote-statistics.ts';
 
 /** The delivery pipeline of role `all`, in a worker thread of this process. */
 export interface PipelineThread {
   /** The pipeline's counters, for `/metrics` (none while it is restarting or does not answer in time). */
   metrics(): Promise<MetricsSnapshot[]>;
+  /** The dashboard's statistics model, which lives in this thread. */
+  readonly statistics: StatisticsChannel;
+  /** Told of the changes of the users `statistics.watch` named. */
+  onStatisticsChanged(handler: (userId: string, appIds: readonly string[]) => void): void;
   /** Lets it finish in-flight deliveries and close its stores. */
   stop(): Promise<void>;
 }
@@ -62,16 +67,24 @@ export const startPipelineThread = async (config: Config, log: Logger, options: 
   let delay = restartDelayMs;
   let nextRequest = 0;
   const pending = new Map<number, (snapshot: MetricsSnapshot | undefined) => void>();
+  const statisticsAnswers = new Map<number, (message: Extract<FromPipeline, { type: 'statistics' }> | undefined) => void>();
+  const watched = new Set<string>();
+  let statisticsChanged: (userId: string, appIds: readonly string[]) => void = () => undefined;
 
   const adopt = (started: Worker) => {
     worker = started;
     started.on('message', (message: FromPipeline) => {
       if (message.type === 'metrics') pending.get(message.id)?.(message.snapshot);
+      else if (message.type === 'statistics') statisticsAnswers.get(message.id)?.(message);
+      else if (message.type === 'statistics-changed') statisticsChanged(message.userId, message.appIds);
     });
+    // A thread started again follows the users followed before.
+    for (const userId of watched) started.postMessage({ type: 'statistics-watch', userId } satisfies ToPipeline);
     started.on('error', (error) => log.error({ err: error }, 'the delivery pipeline thread failed'));
     started.on('exit', (code) => {
       worker = undefined;
       for (const answer of pending.values()) answer(undefined);
+      for (const answer of statisticsAnswers.values()) answer(undefined);
       if (stopping) return;
       log.error({ code }, `the delivery pipeline thread stopped; starting it again in ${delay} ms`);
       scheduleRestart();
@@ -103,6 +116,35 @@ export const startPipelineThread = async (config: Config, log: Logger, options: 
   adopt(await spawn(config));
 
   return {
+    statistics: {
+      query: async (query) => {
+        const current = worker;
+        if (!current) throw new Error('the delivery pipeline thread is restarting');
+        const id = nextRequest++;
+        const answered = await new Promise<Extract<FromPipeline, { type: 'statistics' }> | undefined>((resolve) => {
+          const timer = setTimeout(() => resolve(undefined), metricsTimeoutMs);
+          statisticsAnswers.set(id, (answer) => {
+            clearTimeout(timer);
+            resolve(answer);
+          });
+          current.postMessage({ type: 'statistics', id, query } satisfies ToPipeline);
+        }).finally(() => statisticsAnswers.delete(id));
+        if (!answered) throw new Error('the delivery pipeline thread did not answer in time');
+        if (answered.error !== undefined) throw new Error(answered.error);
+        return answered.view;
+      },
+      watch: (userId) => {
+        watched.add(userId);
+        worker?.postMessage({ type: 'statistics-watch', userId } satisfies ToPipeline);
+      },
+      unwatch: (userId) => {
+        watched.delete(userId);
+        worker?.postMessage({ type: 'statistics-unwatch', userId } satisfies ToPipeline);
+      },
+    },
+    onStatisticsChanged: (handler) => {
+      statisticsChanged = handler;
+    },
     metrics: async () => {
       const current = worker;
       if (!current) return [];

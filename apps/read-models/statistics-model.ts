@@ -1,20 +1,44 @@
 /**
- * The statistics read model (projections/statistics) for the dashboard's statistics pages: fed by
- * a projection runner of its own, in the process part that serves those pages only. The other
- * read models never read message events; keeping the statistics apart means the account API's
- * read-your-own-write (`catchUp`) never waits behind them, and the delivery thread never folds them.
- * Checkpointed like the others, in a snapshot file of its own.
+ * The statistics read model (projections/statistics) for the dashboard's statistics pages, fed by
+ * a projection runner of its own, never where the public API answers sends: folding every send
+ * batch there cost a fifth of the send rate. In role `all` it runs in the delivery pipeline's
+ * thread (the second core), and the pages ask it through the thread's messages
+ * (apps/read-models/remote-statistics.ts); a process of role `api` runs it itself. The other read
+ * models never read message events, so the account API's read-your-own-write never waits behind
+ * these. Checkpointed like the others, in a snapshot file of its own.
  */
 import path from 'node:path';
 import type { Logger } from 'pino';
+import type { StatisticsWindow } from '../../domain/statistics/buckets.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
+import type { StatisticsListener, Subscription } from '../../projections/statistics/listeners.ts';
 import { StatisticsProjection } from '../../projections/statistics/statistics-projection.ts';
+import type { StatisticsView, UserStatisticsView } from '../../projections/statistics/views.ts';
 import type { Config } from '../boot/config.ts';
 import { startProjectionRunner, type ProjectionRunner } from './runner.ts';
+
+/** What a page asks: a user's statistics (all apps), or one app's (undefined when not theirs). */
+export type StatisticsQuery =
+  | { readonly scope: 'user'; readonly userId: string; readonly window: StatisticsWindow }
+  | { readonly scope: 'app'; readonly userId: string; readonly appId: string; readonly window: StatisticsWindow };
+
+export type StatisticsAnswer<Q extends StatisticsQuery> = Q extends { scope: 'user' } ? UserStatisticsView : StatisticsView | undefined;
+
+/** Where the pages read statistics from: the model in this thread, or in the pipeline's. */
+export interface StatisticsSource {
+  /** Rejects when the model cannot answer now (its thread restarting). */
+  query<Q extends StatisticsQuery>(query: Q): Promise<StatisticsAnswer<Q>>;
+  onChange(userId: string, listener: StatisticsListener): Subscription;
+}
+
+export const answer = (statistics: StatisticsProjection, query: StatisticsQuery): UserStatisticsView | StatisticsView | undefined =>
+  query.scope === 'user' ? statistics.forUser(query.userId, query.window) : statistics.forApp(query.userId, query.appId, query.window);
 
 export interface StatisticsModel {
   readonly statistics: StatisticsProjection;
   readonly runner: ProjectionRunner;
+  /** The model as a source in this thread. */
+  readonly source: StatisticsSource;
   stop(): Promise<void>;
 }
 
@@ -23,5 +47,9 @@ export const statisticsSnapshotFile = (config: Pick<Config, 'dataDir' | 'EVENT_S
 export const startStatisticsModel = async (store: EventStore, log: Logger, file: string): Promise<StatisticsModel> => {
   const statistics = new StatisticsProjection({ onListenerError: (error) => log.warn({ err: error }, 'a statistics listener failed') });
   const runner = await startProjectionRunner(store, [statistics], log, { file, everyMs: 30_000 });
-  return { statistics, runner, stop: () => runner.stop() };
+  const source: StatisticsSource = {
+    query: async <Q extends StatisticsQuery>(query: Q) => answer(statistics, query) as StatisticsAnswer<Q>,
+    onChange: (userId, listener) => statistics.onChange(userId, listener),
+  };
+  return { statistics, runner, source, stop: () => runner.stop() };
 };
