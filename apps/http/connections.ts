@@ -279,6 +279,19 @@ export const connectionGuard = (options: {
     settle();
   };
 
+  /**
+   * A request with an Upgrade header (Relay serves none, so Node hands it to the routes as any
+   * other) whose body the client broke off with its FIN: Node's parser, which treats what follows
+   * an upgrade's head as no longer its own, reports no error at that FIN, so the route would wait
+   * for the rest of the body for ever, and a graceful shutdown with it. It is failed here as Node
+   * fails any other body that breaks off (clientError: the route answers, the connection closes).
+   */
+  const upgradeBrokenOff = (s: ServerSocket) => {
+    const incoming = s.parser?.incoming;
+    if (!incoming || incoming.complete || incoming.headers.upgrade === undefined) return;
+    clientError(Object.assign(new Error('Parse Error: the body of an upgrade request broke off'), { code: 'HPE_INVALID_EOF_STATE' }), s);
+  };
+
   const attach = (server: Server) => {
     // A client that sends its requests and then closes its side (FIN) still gets every answer:
     // Node's default ends the connection at the FIN, dropping the answers of routes that were not
@@ -286,6 +299,7 @@ export const connectionGuard = (options: {
     (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
     server.on('connection', (socket: Socket) => {
       (socket as { destroySoon(): void }).destroySoon = destroySoon;
+      socket.once('end', () => upgradeBrokenOff(socket as ServerSocket));
     });
     // A CONNECT request (a tunnel) is not served: Node would drop the connection without an answer.
     server.on('connect', (request: IncomingMessage, socket: Duplex) => {

@@ -203,6 +203,16 @@ describe('answers to requests the HTTP parser rejects', () => {
       expectHeaders(res, { connection: 'close', 'content-type': JSON_TYPE });
     }
   });
+
+  it('answers a request with an Upgrade header whose body the client broke off (FIN), then closes, instead of waiting for ever', async () => {
+    const conn = await RawConnection.open(relay.port);
+    await conn.write(Buffer.from('PATCH /api/v1/health HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nContent-Type: application/json\r\nContent-Length: 60\r\n\r\n{"a":1}'));
+    conn.end();
+    const res = await answer(conn, 'PATCH');
+    expect(res.status).toBe(400);
+    expect(json(res)).toEqual({ error: 'Invalid JSON' });
+    await expectCleanClose(conn);
+  });
 });
 
 describe('answers given before the request body is read', () => {
