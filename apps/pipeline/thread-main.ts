@@ -17,34 +17,55 @@ const { config } = workerData as { config: Config };
 const say = (message: FromPipeline) => port.postMessage(message);
 
 let relay: RunningRelay;
-let statistics: StatisticsModel;
 try {
   relay = await startParts(config, { http: 'none', delivery: true, gateway: true }, { log: createLogger(config.LOG_LEVEL).child({ thread: 'pipeline' }) });
-  statistics = await startStatisticsModel(relay.ctx.store, relay.ctx.log.child({ component: 'statistics' }), statisticsSnapshotFile(config));
 } catch (error) {
   const { name, message } = error instanceof Error ? error : new Error(String(error));
   say({ type: 'failed', name, message });
   process.exit(1); // in a worker thread: ends this thread only
 }
 
-/** The users whose changes the API thread follows (a live page is open there). */
-const watching = new Map<string, () => void>();
+/** The users whose changes the API thread follows (a live page is open there), and how to stop. */
+const watching = new Map<string, (() => void) | undefined>();
+
+const follow = (model: StatisticsModel, userId: string) => {
+  const subscription = model.statistics.onChange(userId, (change) => say({ type: 'statistics-changed', userId: change.userId, appIds: [...change.appIds] }));
+  watching.set(userId, subscription.ok ? subscription.unsubscribe : undefined);
+};
+
+/**
+ * The statistics model starts once the pipeline runs, not before it is ready: its replay since its
+ * last snapshot (the whole history the first time) must not hold deliveries or a restart's
+ * health. Until it has caught up, a page is told the statistics are starting.
+ */
+let statistics: StatisticsModel | undefined;
+const startingStatistics = startStatisticsModel(relay.ctx.store, relay.ctx.log.child({ component: 'statistics' }), statisticsSnapshotFile(config)).then(
+  (model) => {
+    statistics = model;
+    for (const userId of watching.keys()) follow(model, userId);
+    return model;
+  },
+  (error: unknown) => {
+    relay.ctx.log.error({ err: error }, 'the statistics model could not start; the statistics pages say so');
+    return undefined;
+  },
+);
 
 port.on('message', (message: ToPipeline) => {
   switch (message.type) {
     case 'statistics':
       try {
+        if (!statistics) throw new Error('the statistics are starting');
         say({ type: 'statistics', id: message.id, view: answer(statistics.statistics, message.query) });
       } catch (error) {
         say({ type: 'statistics', id: message.id, error: error instanceof Error ? error.message : String(error) });
       }
       return;
-    case 'statistics-watch': {
+    case 'statistics-watch':
       if (watching.has(message.userId)) return;
-      const subscription = statistics.statistics.onChange(message.userId, (change) => say({ type: 'statistics-changed', userId: change.userId, appIds: [...change.appIds] }));
-      if (subscription.ok) watching.set(message.userId, subscription.unsubscribe);
+      if (statistics) follow(statistics, message.userId);
+      else watching.set(message.userId, undefined); // followed once the model runs
       return;
-    }
     case 'statistics-unwatch':
       watching.get(message.userId)?.();
       watching.delete(message.userId);
@@ -53,7 +74,7 @@ port.on('message', (message: ToPipeline) => {
       void relay.ctx.metrics.registry.getMetricsAsJSON().then((snapshot) => say({ type: 'metrics', id: message.id, snapshot }));
       return;
     case 'stop':
-      Promise.all([statistics.stop(), relay.close()]).then(
+      Promise.all([startingStatistics.then((model) => model?.stop()), relay.close()]).then(
         () => process.exit(0),
         (error: unknown) => {
           relay.ctx.log.error({ err: error }, 'pipeline shutdown failed');
