@@ -1,4 +1,4 @@
-import { sodium } from './sodium.ts';
+import sodium from 'sodium-native';
 
 /**
  * A Session identity: a 16-byte seed, padded with 16 zero bytes into an Ed25519 seed; the X25519

@@ -1,5 +1,5 @@
 import { sessionIdOfEdKey, type SessionIdentity } from './identity.ts';
-import { sodium } from './sodium.ts';
+import sodium from 'sodium-native';
 
 /**
  * Session's one-to-one encryption (docs: ../shared/notes/session-protocol.md §5):

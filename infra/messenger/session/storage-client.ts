@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { SessionIdentity } from './identity.ts';
 import { isSessionId } from './identity.ts';
-import { sodium } from './sodium.ts';
+import sodium from 'sodium-native';
 import { SnodeHttp, SnodeUnreachableError, type HttpAnswer } from './snode-http.ts';
 import { pickRandom, serviceNodesFrom, shuffled, swarmFrom, type Snode } from './snode-pool.ts';
 

@@ -3,7 +3,7 @@ import { identityFromSeed, newSeed, seedFromHex } from './identity.ts';
 import { messageHash, openSealed, padMessage, sealForRecipient, SessionCryptoError, unpadMessage } from './message-crypto.ts';
 import { decodeContent, decodeEnvelope, encodeContent, encodeEnvelope, unwrapWebSocketRequest, wrapInWebSocketRequest } from './messages.ts';
 import { ProtobufError, ProtoWriter, readFields } from './protobuf.ts';
-import { sodium } from './sodium.ts';
+import sodium from 'sodium-native';
 import { buildTextMessage, openIncoming } from './wire.ts';
 
 // The storage server's message-hash vector (session-storage-server unit_test/service_node.cpp, MIT):
