@@ -36,7 +36,7 @@ const isJsonContentType = (value: string | undefined) =>
  * one whose host:port differs from the request's Host header is cross-origin. Default ports are
  * normalised by the scheme of the Origin (`https://a` equals `Host: a:443`).
  */
-const isCrossOrigin = (origin: string | undefined, host: string | undefined): boolean => {
+export const isCrossOrigin = (origin: string | undefined, host: string | undefined): boolean => {
   if (origin === undefined) return false;
   if (host === undefined || host === '') return true;
   try {

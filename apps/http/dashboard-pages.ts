@@ -6,15 +6,12 @@
  * link did not sign in, and how to sign in on this install (with or without a mail server).
  * Nothing is loaded from elsewhere: the Content-Security-Policy allows this origin only.
  */
-import { fastifyCookie } from '@fastify/cookie';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fs from 'node:fs';
 import path from 'node:path';
-import { hashKey } from '../../infra/crypto/keys.ts';
 import type { RelayContext } from '../boot/context.ts';
 import { PROJECT_ROOT } from '../boot/running-from.ts';
-
-const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+import { cookieUser, escapeHtml, withCookies } from './dashboard-session.ts';
 
 const WHY: Record<string, string> = {
   invalid: 'This sign-in link is not valid.',
@@ -46,17 +43,16 @@ const page = (mail: boolean, body: string) => `<!doctype html>
 `;
 
 export const dashboardPages = (ctx: RelayContext) => async (app: FastifyInstance) => {
-  if (!app.hasDecorator('parseCookie')) await app.register(fastifyCookie, { hook: false });
+  await withCookies(app);
   const mail = ctx.config.SMTP_URL !== undefined;
-  const shell = async (request: { headers: { cookie?: string | undefined }; query: unknown }, reply: FastifyReply) => {
-    const token = request.headers.cookie ? app.parseCookie(request.headers.cookie).relay_session : undefined;
-    const signedIn = token ? ctx.models.users.session(hashKey(token), Date.now()) : undefined;
+  const shell = async (request: FastifyRequest, reply: FastifyReply) => {
+    const user = cookieUser(ctx, app, request);
     const reason = (request.query as Record<string, unknown>).signin;
     const why = typeof reason === 'string' ? WHY[reason] : undefined;
-    const body = signedIn
-      ? `<p>You are signed in as <strong>${escape(signedIn.user.email)}</strong>.</p>
+    const body = user
+      ? `<p>You are signed in as <strong>${escapeHtml(user.email)}</strong>.</p>
 <p>The account API is at <code>/dashboard/api/dashboard</code> (for example <code>GET /dashboard/api/dashboard/apps</code>); this browser sends its <code>relay_session</code> cookie with each request. Sign out with <code>POST /dashboard/auth/logout</code>.</p>`
-      : `${why ? `<p><strong>${escape(why)}</strong></p>` : ''}<p>You are not signed in.</p>${mail ? MAILED : NO_MAIL_SERVER}`;
+      : `${why ? `<p><strong>${escapeHtml(why)}</strong></p>` : ''}<p>You are not signed in.</p>${mail ? MAILED : NO_MAIL_SERVER}`;
     return reply
       .code(200)
       .type('text/html; charset=utf-8')

@@ -8,13 +8,13 @@
  * same-origin only. One link at a time per app-messenger; what became of it is kept in memory for
  * a while (this process's; a restart forgets a pending link, which the user simply asks again).
  */
-import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { hashKey } from '../../infra/crypto/keys.ts';
 import type { SignalRpc } from '../../infra/messenger/signal/signal-rpc.ts';
 import type { RelayContext } from '../boot/context.ts';
 import { signalRpcOf } from '../boot/connectors.ts';
 import { linkFailureReason, linkSignalAccount } from '../cli/commands/signal-link.ts';
+import { isCrossOrigin, PROXY_ERRORS } from '../dashboard/proxy.ts';
+import { cookieUser, withCookies } from './dashboard-session.ts';
 
 type LinkState =
   | { readonly status: 'pending'; readonly uri: string; readonly expiresAt: number }
@@ -29,17 +29,14 @@ const MAX_LINKS = 200;
 const fail = (reply: FastifyReply, status: number, error: string) => reply.code(status).send({ success: false, error });
 
 export const signalLinkRoutes = (ctx: RelayContext) => async (app: FastifyInstance) => {
-  if (!app.hasDecorator('parseCookie')) await app.register(fastifyCookie, { hook: false });
+  await withCookies(app);
   const links = new Map<string, LinkState>();
   let rpc: SignalRpc | undefined;
   app.addHook('onClose', async () => {
     await rpc?.close();
   });
 
-  const userOf = (request: FastifyRequest) => {
-    const token = request.headers.cookie ? app.parseCookie(request.headers.cookie).relay_session : undefined;
-    return token ? ctx.models.users.session(hashKey(token), Date.now())?.user : undefined;
-  };
+  const userOf = (request: FastifyRequest) => cookieUser(ctx, app, request);
   /** The app-messenger, if it is the user's (anyone else's, or none, reads the same). */
   const ownSignalMessenger = (userId: string, appMessengerId: unknown) => {
     if (typeof appMessengerId !== 'string') return undefined;
@@ -52,10 +49,10 @@ export const signalLinkRoutes = (ctx: RelayContext) => async (app: FastifyInstan
   };
 
   app.post('/dashboard/signal/link', { schema: { hide: true } }, async (request, reply) => {
-    const origin = request.headers.origin;
-    if (origin !== undefined && origin !== `${request.protocol}://${request.headers.host}`) return fail(reply, 400, 'Cross-origin requests are not allowed');
+    // The proxy's same-origin rule (default ports, a scheme a TLS terminator changed), in its words.
+    if (isCrossOrigin(request.headers.origin, request.headers.host)) return fail(reply, 400, PROXY_ERRORS.crossOrigin);
     const user = userOf(request);
-    if (!user) return fail(reply, 400, 'Session token is required');
+    if (!user) return fail(reply, 400, PROXY_ERRORS.sessionRequired);
     const appMessengerId = (request.body as { appMessengerId?: unknown } | undefined)?.appMessengerId;
     const appMessenger = ownSignalMessenger(user.id, appMessengerId);
     if (!appMessenger) return fail(reply, 400, 'Invalid appMessengerId: not a Signal app-messenger of yours');
@@ -104,7 +101,7 @@ export const signalLinkRoutes = (ctx: RelayContext) => async (app: FastifyInstan
 
   app.get<{ Params: { appMessengerId: string } }>('/dashboard/signal/link/:appMessengerId', { schema: { hide: true } }, async (request, reply) => {
     const user = userOf(request);
-    if (!user) return fail(reply, 400, 'Session token is required');
+    if (!user) return fail(reply, 400, PROXY_ERRORS.sessionRequired);
     const appMessenger = ownSignalMessenger(user.id, request.params.appMessengerId);
     if (!appMessenger) return fail(reply, 400, 'Invalid appMessengerId: not a Signal app-messenger of yours');
     sweep(Date.now());

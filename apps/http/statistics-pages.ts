@@ -6,16 +6,14 @@
  * (`/dashboard/stats/live/events`). Signed in by the session cookie; another user's app is not
  * found. Counts only: no body, contact id or message id is in the model or on a page.
  */
-import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isStatisticsWindow, type StatisticsWindow } from '../../domain/statistics/buckets.ts';
-import { hashKey } from '../../infra/crypto/keys.ts';
 import type { Breakdown, StatisticsView, Totals } from '../../projections/statistics/views.ts';
 import type { StatisticsQuery, StatisticsSource } from '../read-models/statistics-model.ts';
 import type { RelayContext } from '../boot/context.ts';
 import { DASHBOARD_CSP } from './dashboard-pages.ts';
-
-const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+import { cookieUser, escapeHtml as escape, withCookies } from './dashboard-session.ts';
+import { SESSION_REQUIRED } from '../account/session.ts';
 
 /** The figures a page shows, in its words. */
 const SHOWN: ReadonlyArray<readonly [keyof Totals, string]> = [
@@ -104,17 +102,14 @@ source.addEventListener('error', () => { state.textContent = 'Reconnecting…'; 
 const UNAVAILABLE = '<h1>Statistics are not available right now</h1><p>Relay is starting or restarting the part that counts them. Try again in a moment: <a href="">reload</a>.</p>';
 
 export const statisticsPages = (ctx: RelayContext, statistics: StatisticsSource) => async (app: FastifyInstance) => {
-  if (!app.hasDecorator('parseCookie')) await app.register(fastifyCookie, { hook: false });
+  await withCookies(app);
   // Live streams end when the server closes, so that closing never waits on a page left open.
   const live = new Set<() => void>();
   app.addHook('preClose', async () => {
     for (const end of [...live]) end();
   });
 
-  const userOf = (request: FastifyRequest) => {
-    const token = request.headers.cookie ? app.parseCookie(request.headers.cookie).relay_session : undefined;
-    return token ? ctx.models.users.session(hashKey(token), Date.now())?.user : undefined;
-  };
+  const userOf = (request: FastifyRequest) => cookieUser(ctx, app, request);
   const html = (reply: FastifyReply, status: number, page: string) =>
     reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').header('content-security-policy', DASHBOARD_CSP).send(page);
   const signInFirst = (reply: FastifyReply) => reply.code(303).header('location', '/dashboard').header('cache-control', 'no-store').send();
@@ -186,7 +181,7 @@ ${charts(view.total, view)}
 
   app.get('/dashboard/stats/live/events', { schema: { hide: true } }, async (request, reply) => {
     const user = userOf(request);
-    if (!user) return reply.code(400).send({ success: false, error: 'Session token is required' });
+    if (!user) return reply.code(400).send(SESSION_REQUIRED);
     const appId = (request.query as Record<string, unknown>).app;
     const query = liveQuery(user.id, appId);
     const totals = async () => (await statistics.query(query))?.total.totals;
