@@ -192,6 +192,26 @@ const writeRawAnswer = (
 };
 
 /**
+ * Answers already in flight on the connection go first (each in its turn, as Node sends them);
+ * then `answer` writes what the connection still owes, and the connection closes. The answer of
+ * `broken` (a request whose body broke off) is told to close the connection itself.
+ */
+const afterAnswersInFlight = (s: ServerSocket, broken: IncomingMessage | undefined, answer: () => void) => {
+  const settle = () => {
+    if (s.destroyed || s[kClosing]) return;
+    const inFlight = s._httpMessage;
+    if (inFlight) {
+      if (inFlight.req === broken && !inFlight.headersSent) inFlight.setHeader('connection', 'close');
+      inFlight.once('finish', settle);
+      return;
+    }
+    answer();
+    lingeringClose(s);
+  };
+  settle();
+};
+
+/**
  * The framing error reaches whoever reads the request's body (Fastify's body reader answers 400
  * through the route's error handler), now or when one starts reading. The stream is destroyed
  * with the socket detached for the call: IncomingMessage.destroy() would otherwise destroy the
@@ -264,19 +284,9 @@ export const connectionGuard = (options: {
     stopParsing(s);
     if (broken) failBody(broken, error);
     const { status, message } = parseErrorAnswer(error.code);
-    // Answers already in flight on the connection go first; then the error's answer, then the close.
-    const settle = () => {
-      if (s.destroyed || s[kClosing]) return;
-      const inFlight = s._httpMessage;
-      if (inFlight) {
-        if (inFlight.req === broken && !inFlight.headersSent) inFlight.setHeader('connection', 'close');
-        inFlight.once('finish', settle);
-        return;
-      }
+    afterAnswersInFlight(s, broken, () => {
       if (!broken) writeRawAnswer(s, status, line, headers, errorBody(line?.url, message));
-      lingeringClose(s);
-    };
-    settle();
+    });
   };
 
   /**
@@ -302,9 +312,10 @@ export const connectionGuard = (options: {
       socket.once('end', () => upgradeBrokenOff(socket as ServerSocket));
     });
     // A CONNECT request (a tunnel) is not served: Node would drop the connection without an answer.
+    // Pipelined after other requests, it is answered after theirs (found by the HTTP fuzz, seed 429269063).
     server.on('connect', (request: IncomingMessage, socket: Duplex) => {
-      writeRawAnswer(socket, 404, { method: 'CONNECT', url: request.url ?? '' }, headers, errorBody(request.url, 'Not found'));
-      lingeringClose(socket);
+      const s = socket as ServerSocket;
+      afterAnswersInFlight(s, undefined, () => writeRawAnswer(s, 404, { method: 'CONNECT', url: request.url ?? '' }, headers, errorBody(request.url, 'Not found')));
     });
     // An expectation other than 100-continue: 417, as Node answers it, but in the area's shape.
     server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {

@@ -165,6 +165,25 @@ describe('answers to requests the HTTP parser rejects', () => {
     expectHeaders(res, { connection: 'close', 'content-type': JSON_TYPE });
   });
 
+  it('answers a CONNECT pipelined after another request after that request’s answer, not before it', async () => {
+    const conn = await RawConnection.open(relay.port);
+    // The first one (an app created: commands, history, read models) is still in flight when the CONNECT is read.
+    const body = JSON.stringify({ name: 'pipelined', protocol: ['signal'] });
+    await conn.write(
+      Buffer.from(
+        `POST ${DASHBOARD}/apps HTTP/1.1\r\nHost: x\r\nCookie: ${cookie}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}` +
+          'CONNECT /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n',
+      ),
+    );
+    const first = await answer(conn, 'POST');
+    expect(first.status).toBe(200);
+    expect(json(first)).toMatchObject({ name: 'pipelined' });
+    const second = await answer(conn, 'CONNECT');
+    expect(second.status).toBe(404);
+    expect(json(second)).toEqual({ error: 'Not found' });
+    await endAndExpectClose(conn);
+  });
+
   it('answers a request without Host 400 in the area words, with the security headers, and keeps the connection', async () => {
     const conn = await RawConnection.open(relay.port);
     await conn.write(Buffer.from(`GET ${DASHBOARD}/configuration HTTP/1.1\r\n\r\nGET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n`));
