@@ -306,7 +306,8 @@ describe.skipIf(skip !== '')('linking a Signal account from the dashboard', () =
       await expect.poll(() => shown.count()).toBe(1);
       const uri = await page.locator('[data-signal-link] figcaption code').innerText();
       expect(uri).toMatch(/^sgnl:\/\/linkdevice\?uuid=/);
-      expect(daemon.pendingLinks).toEqual([uri]);
+      // The page shows the URI as soon as startLink answers; finishLink (which waits for the phone) is sent just after.
+      await expect.poll(() => daemon.pendingLinks).toEqual([uri]);
       await screenshots(page, 'signal-link');
 
       // Another user cannot link (or read) this app-messenger.
