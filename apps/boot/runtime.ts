@@ -135,13 +135,42 @@ export const startRelay = async (config: Config, role: Role): Promise<RunningRel
   if (role !== 'all') return startParts(config, PARTS[role]);
   const log = createLogger(config.LOG_LEVEL);
   let pipeline: PipelineThread | undefined;
-  // The API listens first (health answers 503 while the pipeline starts: on Kafka its consumer
-  // groups may take seconds to join after a crash), then the pipeline thread starts.
-  // The dashboard's statistics model lives in the pipeline thread (off the thread that accepts sends).
+  // The pipeline thread is made first and loads its code (most of a start-up's time) while this
+  // thread loads and builds the API; it opens its stores once this thread has opened them (a
+  // first start creates them, and the secret key). The API listens as soon as it can (health
+  // answers 503 until the pipeline runs: on Kafka its consumer groups may take seconds to join
+  // after a crash). The dashboard's statistics model lives in the pipeline thread (off the
+  // thread that accepts sends).
+  let contextOpened!: () => void;
+  let apiFailed!: (error: unknown) => void;
+  const startWhen = new Promise<void>((resolve, reject) => {
+    contextOpened = resolve;
+    apiFailed = reject;
+  });
+  const pipelineStarting = startPipelineThread(config, log, { startWhen });
+  // Awaited below; until then its failure must not count as unhandled.
+  pipelineStarting.catch(() => undefined);
   const statistics = remoteStatistics(() => pipeline?.statistics);
-  const relay = await startParts(config, PARTS.api, { log, otherMetrics: async () => (pipeline ? pipeline.metrics() : []), waitFor: ['delivery pipeline'], statistics });
+  let relay: RunningRelay;
   try {
-    pipeline = await startPipelineThread(config, log);
+    relay = await startParts(config, PARTS.api, {
+      log,
+      otherMetrics: async () => (pipeline ? pipeline.metrics() : []),
+      waitFor: ['delivery pipeline'],
+      statistics,
+      onContextOpen: contextOpened,
+    });
+  } catch (error) {
+    // Not told to start yet: it ends; already starting (the API failed later, say to listen): it is stopped.
+    apiFailed(error);
+    await pipelineStarting.then(
+      (started) => started.stop(),
+      () => undefined,
+    );
+    throw error;
+  }
+  try {
+    pipeline = await pipelineStarting;
     pipeline.onStatisticsChanged(statistics.changed);
   } catch (error) {
     await relay.close().catch(() => undefined);
@@ -172,6 +201,8 @@ export interface PartsOptions {
   readonly waitFor?: readonly string[];
   /** Where the dashboard's statistics pages read from (role `all`: the pipeline thread); else a model of this thread's own. */
   readonly statistics?: StatisticsSource;
+  /** Told once the stores are open (and created, on a first start). */
+  readonly onContextOpen?: () => void;
 }
 
 /** Sets `relay_role_held` for the roles of a group, 1 for those running here. */
@@ -184,6 +215,7 @@ const rolesGauge =
 /** Starts the given parts of Relay in this thread. */
 export const startParts = async (config: Config, parts: Parts, options: PartsOptions = {}): Promise<RunningRelay> => {
   const ctx = await openContext(config, options.log, { processMetrics: parts.http !== 'none', brokerMaintenance: parts.delivery });
+  options.onContextOpen?.();
   for (const part of options.waitFor ?? []) ctx.readiness.waitFor(part);
   const consumers: Consumer[] = [];
   const leased: LeasedRoles[] = [];

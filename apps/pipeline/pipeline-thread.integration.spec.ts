@@ -58,6 +58,27 @@ describe('the delivery pipeline thread (role all)', () => {
     expect((failure as Error).message).toBe('Invalid configuration SESSION_CLIENT_URL: the session daemon connector is not available in this version');
   });
 
+  it('loads its code at once but opens its stores only when told to start; a start called off ends the thread', async () => {
+    const config = configFor();
+    workers.length = 0;
+    let go!: () => void;
+    const thread = startPipelineThread(config, silent, { startWhen: new Promise<void>((resolve) => (go = resolve)) });
+    await vi.waitFor(() => expect(workers).toHaveLength(1));
+    await new Promise((resolve) => workers[0]!.once('online', resolve));
+    expect(fs.readdirSync(config.dataDir)).toEqual([]);
+    go();
+    started.push(await thread);
+    expect(['events.db', 'broker.db', 'simulator.db'].every((file) => fs.existsSync(path.join(config.dataDir, file)))).toBe(true);
+
+    const calledOff = new Error('the API could not start');
+    const other = configFor();
+    workers.length = 0;
+    const refused = startPipelineThread(other, silent, { startWhen: Promise.reject(calledOff) }).catch((error: unknown) => error);
+    expect(await refused).toBe(calledOff);
+    await vi.waitFor(() => expect(workers[0]!.threadId).toBe(-1)); // ended
+    expect(fs.readdirSync(other.dataDir)).toEqual([]);
+  });
+
   it('starts a thread that died again, and stops the new one', async () => {
     const lines: Array<{ msg: string }> = [];
     const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as { msg: string }) });

@@ -16,6 +16,16 @@ const port = parentPort!;
 const { config } = workerData as { config: Config };
 const say = (message: FromPipeline) => port.postMessage(message);
 
+// The code is loaded by now; the stores are opened when the API thread says (pipeline-thread.ts).
+await new Promise<void>((resolve) => {
+  const onStart = (message: ToPipeline) => {
+    if (message.type !== 'start') return;
+    port.off('message', onStart);
+    resolve();
+  };
+  port.on('message', onStart);
+});
+
 let relay: RunningRelay;
 try {
   relay = await startParts(config, { http: 'none', delivery: true, gateway: true }, { log: createLogger(config.LOG_LEVEL).child({ thread: 'pipeline' }) });

@@ -3,6 +3,8 @@ import type { StatisticsQuery } from '../read-models/statistics-model.ts';
 
 /** What the API thread says to the pipeline thread. */
 export type ToPipeline =
+  /** Open the stores and start: the thread loads its code first, then waits for this (see pipeline-thread.ts). */
+  | { type: 'start' }
   | { type: 'metrics'; id: number }
   | { type: 'stop' }
   /** A statistics page's question to the model in the pipeline thread. */
