@@ -1,7 +1,8 @@
 import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
-import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { DeliveryPolicy } from '../../domain/delivery/policy.ts';
 import { MESSENGERS } from '../../domain/shared/messengers.ts';
+import { createRequestDurations, type RequestDurations } from './request-durations.ts';
 import type { Broker } from '../../infra/broker/port.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
 import { checkpoints, DELIVERY_GROUP, deliveryTopics, QUEUE_PUBLISHER_FILTER } from '../pipeline/topology.ts';
@@ -16,7 +17,7 @@ export type RateLimitKind = (typeof RATE_LIMIT_KINDS)[number];
 export interface RelayMetrics {
   readonly registry: Registry;
   /** Seconds per answered HTTP request; `route` is the route pattern, `unmatched` without one. */
-  readonly httpRequestDuration: Histogram<'method' | 'route' | 'status_code'>;
+  readonly httpRequestDuration: RequestDurations;
   /** Messages of send batches appended to the event store. */
   readonly messagesAccepted: Counter<'messenger'>;
   /** Recorded delivery outcomes (duplicates of a known outcome are not counted). */
@@ -162,10 +163,9 @@ export const createMetrics = ({ store, broker, deliveryPolicy, apps, collectTime
 
   return {
     registry,
-    httpRequestDuration: new Histogram({
+    httpRequestDuration: createRequestDurations({
       name: `${METRICS_PREFIX}http_request_duration_seconds`,
       help: 'Duration of answered HTTP requests',
-      labelNames: ['method', 'route', 'status_code'] as const,
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers,
     }),

@@ -318,8 +318,8 @@ export const connectionGuard = (options: {
       afterAnswersInFlight(s, undefined, () => writeRawAnswer(s, 404, { method: 'CONNECT', url: request.url ?? '' }, headers, errorBody(request.url, 'Not found')));
     });
     // An expectation other than 100-continue: 417, as Node answers it, but in the area's shape.
+    // (The response is the server's own kind, which writes the security headers: server.ts.)
     server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
-      for (const [name, value] of headers) response.setHeader(name, value);
       answer(request, response, 417, 'Expectation failed');
     });
   };

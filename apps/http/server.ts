@@ -16,7 +16,7 @@ import type { StatisticsSource } from '../read-models/statistics-model.ts';
 import { registerApiDocs } from './docs.ts';
 import type { RelayContext } from '../boot/context.ts';
 import type { MetricsSnapshot } from '../boot/metrics.ts';
-import { securityHeaders } from './security-headers.ts';
+import { responseWithHeaders, securityHeaders } from './security-headers.ts';
 import { connectionGuard } from './connections.ts';
 import { relayErrorHandler } from './error-handler.ts';
 import { boundJsonBodies } from './bounded-json.ts';
@@ -43,14 +43,13 @@ export const buildServer = async (
   // Answers to what the HTTP parser rejects, and connections closed without resets (connections.ts).
   const guard = connectionGuard({ log: httpLog, headers: headerEntries, dashboardPrefixes: [ACCOUNT_PREFIX, AUTH_PREFIX] });
   const app = Fastify({
-    // The security headers are set on every response before Fastify sees the request, so they are
+    // Every response writes the security headers with its head (security-headers.ts), so they are
     // also on the answers Fastify gives before routing (unroutable URL, closing): cheaper than an
     // onRequest hook, whose hook-runner pass cost about a tenth of the throughput of health and poll.
     serverFactory: (handler: http.RequestListener) => {
       // Node's own check of the Host header answers without body or security headers; the same
       // test is made here, answered in the area's shape.
-      const server = http.createServer({ requireHostHeader: false }, (request, response) => {
-        for (const [name, value] of headerEntries) response.setHeader(name, value);
+      const server = http.createServer({ requireHostHeader: false, ServerResponse: responseWithHeaders(headerEntries) }, (request, response) => {
         if (request.headers.host === undefined && request.httpVersionMajor === 1 && request.httpVersionMinor === 1) {
           return guard.answer(request, response, 400, 'Bad request');
         }
