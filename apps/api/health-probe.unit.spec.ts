@@ -26,4 +26,25 @@ describe('health probe', () => {
     now = 500;
     expect(await probe()).toBe(true);
   });
+
+  it('answers at once, not as a promise, while its last answer is fresh and known', async () => {
+    let now = 0;
+    let up = false;
+    const probe = createHealthProbe(
+      async () => {
+        if (!up) throw new Error('down');
+      },
+      250,
+      () => now,
+    );
+    const first = probe();
+    expect(first).toBeInstanceOf(Promise);
+    expect(probe()).toBe(first); // still being asked: the same promise
+    expect(await first).toBe(false);
+    expect(probe()).toBe(false);
+    up = true;
+    now = 250;
+    expect(await probe()).toBe(true);
+    expect(probe()).toBe(true);
+  });
 });
