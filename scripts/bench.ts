@@ -14,7 +14,7 @@ import path from 'node:path';
 import { SimulatorStore } from '../infra/messenger/simulator/simulator-store.ts';
 import { freePort, ROOT, runCli } from '../test/support/relay-process.ts';
 import { measureFailover } from './bench/failover.ts';
-import { percentile, rssMb } from './bench/measures.ts';
+import { memoryMaps, percentile, rssMb } from './bench/measures.ts';
 import { measureNestedJson } from './bench/nested-json.ts';
 import { measureHostileMix } from './bench/hostile-mix.ts';
 import { measureStatistics, statisticsRows } from './bench/statistics.ts';
@@ -225,6 +225,8 @@ const main = async () => {
     const send50 = await load(`${base}/api/v1/messages/send`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: sendBody(50) });
     const rss = rssMb(relay.pid!);
 
+    const maps = (m: ReturnType<typeof memoryMaps>) =>
+      `anonymous (V8 heaps, thread arenas) ${m.anonymousMb.toFixed(0)}, C heap ${m.cHeapMb.toFixed(0)}, files (code) ${m.filesMb.toFixed(0)}, shared ${m.sharedMb.toFixed(0)} MB`;
     const fmt = (r: { rps: number; p50: number; p99: number }) => `${Math.round(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms`;
     const ratio = (a: number, b: number) => (a / b).toFixed(2);
     row('bare Fastify GET (anchor, during health)', fmt(health.anchor));
@@ -234,7 +236,7 @@ const main = async () => {
     row('empty poll', `${fmt(poll.relay)} — ${poll.ratio.toFixed(2)}× bare GET (target ≥ 0.7)`);
     row('send 1 message', `${fmt(send1.relay)} — ${send1.ratio.toFixed(2)}× bare POST (target ≥ 0.35)`);
     row('send 50 messages', `${fmt(send50)} — ${Math.round(send50.rps * 50)} accepted messages/s (target ≥ ${onKafka ? '25,000' : '50,000'})`);
-    row('RSS after load', `${rss.toFixed(0)} MB (target ≤ 200)`);
+    row('RSS after load', `${rss.toFixed(0)} MB (target ≤ 200): ${maps(memoryMaps(relay.pid!))}`);
 
     // Let the delivery worker drain the backlog the load left (every message accepted so far
     // delivered, by the metrics), then measure latencies one at a time.
@@ -306,6 +308,10 @@ const main = async () => {
     row(
       'RSS after a 45 s hostile mix',
       `${mix.rssAfterMb.toFixed(0)} MB from ${mix.rssStartMb.toFixed(0)} MB (target ≤ 250); heap after a forced collection ${heap(mix.heapAfterMb)} MB (main + pipeline thread); requests ${JSON.stringify(mix.requests)}`,
+    );
+    row('where the RSS after the mix is', maps(mix.mapsAfter));
+    mix.largestLater.forEach((kinds, thread) =>
+      row(`heap snapshot a minute after the mix, ${thread === 0 ? 'main' : 'pipeline'} thread: largest kinds`, kinds.map((k) => `${k.kind} ${k.mb.toFixed(1)}`).join(', ') + ' MB'),
     );
     row(
       'RSS a minute after the mix',

@@ -16,12 +16,16 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, ROOT, runCli } from '../../test/support/relay-process.ts';
 import { collectAndMeasure } from './inspector.ts';
-import { rssMb } from './measures.ts';
+import { memoryMaps, rssMb } from './measures.ts';
 
 export interface HostileMixFigures {
   readonly rssStartMb: number;
   readonly rssAfterMb: number;
   readonly heapAfterMb: number[];
+  /** Per thread (main first), what holds most of its heap a minute after the mix (heap snapshots, taken last: a snapshot's own memory shows in RSS). */
+  readonly largestLater: Array<Array<{ readonly kind: string; readonly mb: number }>>;
+  /** Where the RSS after the mix is (/proc/<pid>/smaps). */
+  readonly mapsAfter: ReturnType<typeof memoryMaps>;
   readonly rssMinuteLaterMb: number;
   readonly heapMinuteLaterMb: number[];
   readonly requests: Record<string, number>;
@@ -120,11 +124,12 @@ export const measureHostileMix = async (seconds: number): Promise<HostileMixFigu
     await sleep(1000);
     // RSS as the process has it (no collection forced), then the heaps after a forced one.
     const rssAfterMb = rssMb(relay.pid!);
+    const mapsAfter = memoryMaps(relay.pid!);
     const after = await collectAndMeasure(inspectorPort);
     await sleep(60_000);
     const rssMinuteLaterMb = rssMb(relay.pid!);
-    const later = await collectAndMeasure(inspectorPort);
-    return { rssStartMb, rssAfterMb, heapAfterMb: after.usedMb, rssMinuteLaterMb, heapMinuteLaterMb: later.usedMb, requests };
+    const later = await collectAndMeasure(inspectorPort, { snapshots: true });
+    return { rssStartMb, rssAfterMb, heapAfterMb: after.usedMb, largestLater: later.largest ?? [], mapsAfter, rssMinuteLaterMb, heapMinuteLaterMb: later.usedMb, requests };
   } finally {
     for (const socket of sockets) socket.destroy();
     relay.kill('SIGTERM');
