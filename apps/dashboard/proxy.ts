@@ -1,12 +1,12 @@
 import { DASHBOARD_BODY_LIMIT, jsonShapeRefusal } from '../http/bounded-json.ts';
 import { randomUUID } from 'node:crypto';
-import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { matchRoute, type RouteMatch } from './allowlist.ts';
 import { isNetworkError, networkErrorCode, type ForwardRequest, type ForwardResponse, type Forwarder } from './forwarder.ts';
 import { relayErrorHandler } from '../http/error-handler.ts';
+import { SESSION_COOKIE, withCookies } from '../http/dashboard-session.ts';
+import { SESSION_REQUIRED } from '../account/session.ts';
 
-export const SESSION_COOKIE = 'relay_session';
 const DEFAULT_TIMEOUT_MS = 8000;
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -16,7 +16,7 @@ export const PROXY_ERRORS = {
   crossOrigin: 'Cross-origin requests are not allowed',
   contentType: 'Content-Type must be application/json',
   invalidJson: 'Invalid JSON',
-  sessionRequired: 'Session token is required',
+  sessionRequired: SESSION_REQUIRED.error,
   timedOut: 'Backend request timed out',
   unreachable: 'Backend unreachable',
   backendFailed: (status: number) => `Backend request failed (${status})`,
@@ -120,7 +120,7 @@ export function dashboardProxy(options: ProxyOptions): FastifyPluginAsync {
     const prefix = app.prefix;
     const matched = new WeakMap<FastifyRequest, RouteMatch>();
     // Cookies are parsed on demand only (no hook); a parent may already have registered the plugin.
-    if (!app.hasDecorator('parseCookie')) await app.register(fastifyCookie, { hook: false });
+    await withCookies(app);
     const parseCookie = (header: string) => app.parseCookie(header);
 
     // The proxy reads every body as a string itself, so Fastify's own 415/400 never answer here.

@@ -9,14 +9,17 @@ import { hashKey } from '../../infra/crypto/keys.ts';
 import type { UserView } from '../../projections/users/users-projection.ts';
 import type { RelayContext } from '../boot/context.ts';
 
-/** Registers the cookie parser on `app` unless a parent did. */
+/** The cookie that carries a dashboard session's token. */
+export const SESSION_COOKIE = 'relay_session';
+
+/** Registers the cookie parser on `app` (on demand only: no hook) unless a parent did. */
 export const withCookies = async (app: FastifyInstance): Promise<void> => {
   if (!app.hasDecorator('parseCookie')) await app.register(fastifyCookie, { hook: false });
 };
 
 /** The user of the request's session cookie, while that session lives. */
 export const cookieUser = (ctx: RelayContext, app: FastifyInstance, request: FastifyRequest): UserView | undefined => {
-  const token = request.headers.cookie ? app.parseCookie(request.headers.cookie).relay_session : undefined;
+  const token = request.headers.cookie ? app.parseCookie(request.headers.cookie)[SESSION_COOKIE] : undefined;
   return token ? ctx.models.users.session(hashKey(token), Date.now())?.user : undefined;
 };
 

@@ -21,7 +21,8 @@ export interface HeapFigures {
 
 /**
  * What holds a heap, from a V8 heap snapshot: self sizes summed by node type and name (a
- * constructor's name for objects, "(compiled code)", "(strings)" ...), largest first.
+ * constructor's name for objects and native ones, the node type in parentheses for the rest: "(code)",
+ * "(string)", "(array)" ...), largest first.
  */
 export const summariseSnapshot = (json: string, top = 6): Array<{ kind: string; mb: number }> => {
   const snapshot = JSON.parse(json) as { snapshot: { meta: { node_fields: string[]; node_types: [string[]] } }; nodes: number[]; strings: string[] };
