@@ -30,6 +30,8 @@ interface Series {
 export const createRequestDurations = (options: { name: string; help: string; buckets: readonly number[]; registers: readonly Registry[] }): RequestDurations => {
   const bounds = [...options.buckets].sort((a, b) => a - b);
   const series = new Map<string, Series>();
+  /** What the registry reads of the metric itself, and again in each reading of its values. */
+  const about = { name: options.name, help: options.help, type: 'histogram', aggregator: 'sum' } as const;
 
   const observe = (labels: RequestLabels, seconds: number) => {
     const key = `${labels.method} ${labels.status_code} ${labels.route}`;
@@ -59,10 +61,10 @@ export const createRequestDurations = (options: { name: string; help: string; bu
       values.push({ labels: { ...labels }, value: sum, metricName: `${options.name}_sum` } as MetricValue<string>);
       values.push({ labels: { ...labels }, value: count, metricName: `${options.name}_count` } as MetricValue<string>);
     }
-    return { name: options.name, help: options.help, type: 'histogram', values, aggregator: 'sum' };
+    return { ...about, values };
   };
 
-  const metric = { name: options.name, help: options.help, type: 'histogram', aggregator: 'sum', get, reset: () => series.clear() };
+  const metric = { ...about, get, reset: () => series.clear() };
   for (const registry of options.registers) registry.registerMetric(metric as unknown as Metric);
   return { observe };
 };
