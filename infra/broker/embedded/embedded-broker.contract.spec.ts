@@ -88,6 +88,47 @@ describe('embedded SQLite log', () => {
     }
   });
 
+  it('an empty pop is remembered until a record may have come: a publish here, one through another connection, a record falling due', async () => {
+    const file = tempFile();
+    // data_version is looked at every 10 minutes only: what is seen here comes from the publishes and the signal.
+    const here = openBroker({ path: file, pollIntervalMs: 600_000 });
+    const there = openBroker({ path: file, pollIntervalMs: 600_000 });
+    expect(await here.pop('inbound.a', 10)).toEqual([]);
+    await here.publish([{ topic: 'inbound.a', value: 'mine' }]);
+    expect(values(await here.pop('inbound.a', 10))).toEqual(['mine']);
+    expect(await here.pop('inbound.a', 10)).toEqual([]);
+    await there.publish([{ topic: 'inbound.a', value: 'theirs' }]);
+    // Their commit signal names the topic: seen as soon as it arrives.
+    const got: string[] = [];
+    await eventually(async () => {
+      got.push(...values(await here.pop('inbound.a', 10)));
+      expect(got).toEqual(['theirs']);
+    }, 2000);
+    // A record not due yet: nothing now, and the remembered "nothing" ends when it falls due.
+    await there.publish([{ topic: 'inbound.a', value: 'later', dueAt: Date.now() + 300 }]);
+    await eventually(async () => expect(await there.depth('inbound.a')).toBe(1));
+    expect(await here.pop('inbound.a', 10)).toEqual([]);
+    const later: string[] = [];
+    await eventually(async () => {
+      later.push(...values(await here.pop('inbound.a', 10)));
+      expect(later).toEqual(['later']);
+    }, 5000);
+  });
+
+  it("an empty pop remembered here is forgotten when another process publishes, within the poll interval", async () => {
+    const file = tempFile();
+    const here = openBroker({ path: file, pollIntervalMs: 50 });
+    expect(await here.pop('inbound.crash', 100)).toEqual([]);
+    const { lines, exited } = startChild('publish-and-die.ts', [file, 'once']);
+    expect((await exited).stderr).toBe('');
+    expect(lines).toEqual(['published']);
+    const got: string[] = [];
+    await eventually(async () => {
+      got.push(...values(await here.pop('inbound.crash', 100)));
+      expect(got).toHaveLength(50);
+    }, 5000);
+  });
+
   it('keeps what a publish resolved when the process is SIGKILLed right after', async () => {
     const file = tempFile();
     const { lines, exited } = startChild('publish-and-die.ts', [file, 'once']);

@@ -52,6 +52,9 @@ export interface EmbeddedBrokerOptions {
 /** Rows deleted per write of the retention: few enough that a pop sharing its transaction hardly waits. */
 const PRUNE_CHUNK = 200;
 
+/** Topics remembered as holding nothing due (see `nothingDue`); past this many, the memory starts again. */
+const MAX_NOTHING_DUE_TOPICS = 10_000;
+
 const defaultPolicy: TopicPolicyOf = () => ({ partitions: 1 });
 
 /**
@@ -66,6 +69,13 @@ const defaultPolicy: TopicPolicyOf = () => ({ partitions: 1 });
  * - Consumers are woken right after a publish of this thread (setImmediate) or of another thread
  *   of this process (a commit signal) and, when another process committed (`PRAGMA
  *   data_version`), within `pollIntervalMs`.
+ * - A pop that finds nothing due remembers it until a record may have come (`nothingDue`): the
+ *   next empty pops of that topic, most polls, are answered without a query. A publish of this
+ *   connection forgets it in its transaction, one of another thread of this process when its commit
+ *   signal names the topic, one of another process when `data_version` says so (within
+ *   `pollIntervalMs`); a record not due yet is remembered by when it falls due. So a pop may miss
+ *   a record of another thread for as long as its signal takes, and of another process for up to
+ *   `pollIntervalMs`: it is popped by the next pop, as if it had come a moment later.
  * - A pop with `accept` reads the due records without deleting them (no lock), hands them to
  *   `accept`, then deletes in the group commit those still there and returns exactly those:
  *   another popper (here or in another process) may have taken some meanwhile. Pops of this
@@ -95,6 +105,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
     insertRecord: prepare(sql.insertRecord),
     readFrom: prepare<RecordRow>(sql.readFrom),
     hasDue: prepare(sql.hasDue).pluck(),
+    nextDue: prepare<bigint | null>(sql.nextDue).pluck(),
     readDue: prepare<RecordRow>(sql.readDue),
     popDue: prepare<RecordRow>(sql.popDue),
     popOffsets: prepare<bigint>(sql.popOffsets).pluck(),
@@ -112,12 +123,22 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
     dataVersion: prepare<bigint>('PRAGMA data_version').pluck(),
   };
 
+  /**
+   * Topics a pop found nothing due in, each with the time (epoch ms) its next record falls due,
+   * Infinity when it holds none. Forgotten as the class comment says.
+   */
+  const nothingDue = new Map<string, number>();
+  /** Topics published to since the last commit: what this connection's commit signal names. */
+  let publishedTopics = new Set<string>();
+
   const publishTx = db.transaction((records: readonly OutgoingRecord[]) => {
     const now = Date.now();
     const next = new Map<string, bigint>();
     for (const record of records) {
       let offset = next.get(record.topic);
       if (offset === undefined) {
+        nothingDue.delete(record.topic);
+        publishedTopics.add(record.topic);
         s.ensureTopic.run(record.topic);
         offset = s.topicNextOffset.get(record.topic) ?? 0n;
         next.set(record.topic, offset);
@@ -185,7 +206,8 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
     mapError: toBrokerError,
     onCommitted: () => {
       scheduleWake();
-      commitSignal.notify();
+      commitSignal.notify([...publishedTopics]);
+      publishedTopics = new Set();
     },
   });
 
@@ -198,15 +220,20 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
     wakeScheduled = true;
     setImmediate(wakeAll);
   };
-  const commitSignal = openCommitSignal(options.path, scheduleWake);
+  const commitSignal = openCommitSignal(options.path, (topics) => {
+    if (topics === undefined) nothingDue.clear();
+    else for (const topic of topics) nothingDue.delete(topic);
+    scheduleWake();
+  });
 
   /** Commits of other connections (other processes) change `data_version`; ours do not. */
   const poller = setInterval(() => {
-    if (consumers.size === 0 || !db.open) return;
+    if ((consumers.size === 0 && nothingDue.size === 0) || !db.open) return;
     try {
       const version = s.dataVersion.get();
       if (version !== seenDataVersion) {
         seenDataVersion = version;
+        nothingDue.clear();
         wakeAll();
       }
     } catch {
@@ -225,6 +252,14 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
   const pruner = setInterval(() => void maintenance.prune(), retentionIntervalMs);
   if (options.maintenance === false) clearInterval(pruner);
   pruner.unref();
+
+  /** Remembers that `topic` holds nothing due at `now`, until its earliest record falls due. */
+  const rememberNothingDue = (topic: string, now: number): void => {
+    if (nothingDue.size >= MAX_NOTHING_DUE_TOPICS) nothingDue.clear();
+    // Every record of the topic is due later than now (none was due): the earliest of them, if any.
+    const next = guard(() => s.nextDue.get(topic));
+    nothingDue.set(topic, next === undefined || next === null ? Infinity : Number(next));
+  };
 
   /** A pop that hands its records to `accept` first, and deletes them only once it resolved. */
   const popAccepted = async (topic: string, max: number, accept: NonNullable<PopOptions['accept']>): Promise<ConsumedRecord[]> => {
@@ -315,8 +350,14 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
       if (closed) throw new BrokerUnavailableError('The embedded broker is closed');
       if (!Number.isSafeInteger(max) || max < 0) throw new RangeError(`max must be an integer >= 0, got ${max}`);
       if (max === 0) return [];
-      // Most polls find nothing: a plain read says so without taking the write lock (or the heavier read of what is due).
-      if (guard(() => s.hasDue.get(topic, Date.now())) === undefined) return [];
+      // Most polls find nothing: remembered, or a plain read says so without taking the write lock
+      // (or the heavier read of what is due).
+      const now = Date.now();
+      if (now < (nothingDue.get(topic) ?? 0)) return [];
+      if (guard(() => s.hasDue.get(topic, now)) === undefined) {
+        rememberNothingDue(topic, now);
+        return [];
+      }
       if (popOptions?.accept !== undefined) return popAccepted(topic, max, popOptions.accept);
       return groupCommit.enqueue(() => popTx(topic, max, reservedJson(topic)));
     },
@@ -325,6 +366,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
       if (closed) throw new BrokerUnavailableError('The embedded broker is closed');
       for (const topic of topics) validTopic(topic);
       await maintenance.deleteTopics(topics);
+      for (const topic of topics) nothingDue.delete(topic);
     },
 
     async depth(topic, groupId) {

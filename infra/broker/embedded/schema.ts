@@ -65,6 +65,8 @@ export const sql = {
   insertRecord: `INSERT INTO records (${recordColumns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   readFrom: `SELECT ${recordColumns} FROM records WHERE topic = ? AND offset >= ? ORDER BY offset LIMIT ?`,
   hasDue: 'SELECT 1 FROM records WHERE topic = ? AND (due_at IS NULL OR due_at <= ?) LIMIT 1',
+  /** When the first record of a topic with nothing due now falls due (NULL: it holds none). */
+  nextDue: 'SELECT min(due_at) FROM records WHERE topic = ?',
   /** The due records a pop with `accept` offers, leaving out those other pops of this process offer (`reserved`, a JSON array). */
   readDue: `SELECT ${recordColumns} FROM records
             WHERE topic = @topic AND (due_at IS NULL OR due_at <= @now) AND offset NOT IN (SELECT value FROM json_each(@reserved))
