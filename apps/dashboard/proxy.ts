@@ -4,6 +4,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { matchRoute, type RouteMatch } from './allowlist.ts';
 import { isNetworkError, networkErrorCode, type ForwardRequest, type ForwardResponse, type Forwarder } from './forwarder.ts';
 import { relayErrorHandler } from '../http/error-handler.ts';
+import { stampingErrorHandler, stampRoute } from '../http/request-log.ts';
 import { SESSION_COOKIE, withCookies } from '../http/dashboard-session.ts';
 import { SESSION_REQUIRED } from '../account/session.ts';
 
@@ -129,10 +130,13 @@ export function dashboardProxy(options: ProxyOptions): FastifyPluginAsync {
     app.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (_request, body, done) => done(null, body));
 
     // Answers in the interface's words; a body that is not JSON on PUT or DELETE is 403 (its Content-Type rule).
-    app.setErrorHandler(relayErrorHandler({ area: 'dashboard', failed: 'dashboard proxy failed', mediaTypeStatus: (request) => (request.method === 'POST' ? 400 : 403) }));
+    app.setErrorHandler(
+      stampingErrorHandler(relayErrorHandler({ area: 'dashboard', failed: 'dashboard proxy failed', mediaTypeStatus: (request) => (request.method === 'POST' ? 400 : 403) })),
+    );
 
     /** Rules a, b and the header part of c, before any body is read. */
     app.addHook('onRequest', async (request, reply) => {
+      stampRoute(request, reply);
       const url = request.url;
       const queryAt = url.indexOf('?');
       const pathname = queryAt < 0 ? url : url.slice(0, queryAt);

@@ -8,7 +8,7 @@ import { ACCOUNT_PREFIX, AUTH_PREFIX } from '../account/app.ts';
 import { AUTH_ROUTES, routeMatcher } from '../dashboard/allowlist.ts';
 import type { Forwarder } from '../dashboard/forwarder.ts';
 import { dashboardProxy } from '../dashboard/proxy.ts';
-import { HttpRequestLog } from './request-log.ts';
+import { fastifyLogOptions, loggedResponse, stampingErrorHandler, stampRoutes } from './request-log.ts';
 import { dashboardPages } from './dashboard-pages.ts';
 import { statisticsPages } from './statistics-pages.ts';
 import { signalLinkRoutes } from './signal-link-route.ts';
@@ -42,14 +42,16 @@ export const buildServer = async (
   const httpLog = ctx.log.child({ component: 'http' });
   // Answers to what the HTTP parser rejects, and connections closed without resets (connections.ts).
   const guard = connectionGuard({ log: httpLog, headers: headerEntries, dashboardPrefixes: [ACCOUNT_PREFIX, AUTH_PREFIX] });
+  // Every response writes the security headers with its head (security-headers.ts), so they are
+  // also on the answers Fastify gives before routing (unroutable URL, closing): cheaper than an
+  // onRequest hook, whose hook-runner pass cost about a tenth of the throughput of health and poll.
+  // And it records itself when it ends (request-log.ts): duration histogram and request log line.
+  const Response = loggedResponse(responseWithHeaders(headerEntries), httpLog, ctx.metrics.httpRequestDuration);
   const app = Fastify({
-    // Every response writes the security headers with its head (security-headers.ts), so they are
-    // also on the answers Fastify gives before routing (unroutable URL, closing): cheaper than an
-    // onRequest hook, whose hook-runner pass cost about a tenth of the throughput of health and poll.
     serverFactory: (handler: http.RequestListener) => {
       // Node's own check of the Host header answers without body or security headers; the same
       // test is made here, answered in the area's shape.
-      const server = http.createServer({ requireHostHeader: false, ServerResponse: responseWithHeaders(headerEntries) }, (request, response) => {
+      const server = http.createServer({ requireHostHeader: false, ServerResponse: Response }, (request, response) => {
         if (request.headers.host === undefined && request.httpVersionMajor === 1 && request.httpVersionMinor === 1) {
           return guard.answer(request, response, 400, 'Bad request');
         }
@@ -59,12 +61,8 @@ export const buildServer = async (
       return server;
     },
     clientErrorHandler: guard.clientError,
-    loggerInstance: httpLog,
-    // request.log is the server's logger itself (a child per request costs a sixth of the
-    // throughput of the cheapest routes); log lines that need the request carry its reqId.
-    childLoggerFactory: (logger) => logger,
-    // One line per answered request instead of Fastify's two, and its duration in the histogram.
-    logController: new HttpRequestLog(httpLog, ctx.metrics.httpRequestDuration),
+    // No logger of Fastify's own: the responses record themselves (request-log.ts).
+    ...fastifyLogOptions(httpLog),
     bodyLimit: 2 * 1024 * 1024,
     forceCloseConnections: false,
     // Behind a reverse proxy that says who the client is and whether it came over HTTPS.
@@ -79,12 +77,13 @@ export const buildServer = async (
       return void raw.code(400).send({ error: 'Bad request' });
     },
   }).withTypeProvider<ZodTypeProvider>();
+  app.addHook('onRoute', stampRoutes);
   app.setValidatorCompiler(validatorCompiler);
   boundJsonBodies(app as unknown as FastifyInstance);
   // Responses are built by the handlers in the documented shapes; the zod schemas document them.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
-  app.setErrorHandler(relayErrorHandler({ area: 'public', failed: 'request failed' }));
+  app.setErrorHandler(stampingErrorHandler(relayErrorHandler({ area: 'public', failed: 'request failed' })));
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'Not found' }));
 
   await registerApiDocs(app as unknown as FastifyInstance, ctx.version, options.accountDocs);
