@@ -30,7 +30,7 @@ export const loggedResponse = (
     #recorded = false;
 
     override end(...args: unknown[]): this {
-      const ended = (ServerResponse.prototype.end as (...a: unknown[]) => this).apply(this, args);
+      const ended = (super.end as (...a: unknown[]) => this).apply(this, args);
       if (!this.#recorded) {
         this.#recorded = true;
         this.#record();
