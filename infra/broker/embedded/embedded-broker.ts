@@ -8,6 +8,7 @@ import { openCommitSignal } from '../../sqlite/commit-signal.ts';
 import { createGroupCommit } from '../../sqlite/group-commit.ts';
 import { CHECKPOINT_PAGES, LATE_CHECKPOINT_PAGES } from '../../sqlite/checkpoint-pages.ts';
 import { messageOf, openSqlite, type SqliteSynchronous } from '../../sqlite/open-sqlite.ts';
+import { unsyncedWrites } from '../../sqlite/unsynced-writes.ts';
 import { createLogMaintenance } from './log-maintenance.ts';
 import { schemaSql, SCHEMA_VERSION, sql, type LeaseRow, type RecordRow } from './schema.ts';
 
@@ -96,6 +97,8 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
   const maxRecordBytes = maxRecordBytesOption(options.maxRecordBytes);
   const leaseMs = positive(options.groupLeaseMs ?? 10_000, 'groupLeaseMs');
   const db = openDatabase(options);
+  /** Offsets and leases: committed without a sync of their own (unsynced-writes.ts). */
+  const bookkeeping = unsyncedWrites(db, options.synchronous ?? 'full');
   const prepare = <R = unknown>(text: string) => db.prepare<unknown[], R>(text);
   const s = {
     ensureTopic: prepare(sql.ensureTopic),
@@ -287,10 +290,10 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
         if (current !== undefined && heldByOther(current, owner, Date.now())) return { held: false, retryAt: Number(current.expires_at) };
         return claimTx.immediate(groupId, topic, owner, lease);
       }, true),
-    renew: (groupId, owner, lease) => guard(() => s.renewLeases.run(Date.now() + lease, groupId, owner).changes, true),
-    release: (groupId, owner) => guard(() => void s.releaseLeases.run(groupId, owner), true),
+    renew: (groupId, owner, lease) => guard(() => bookkeeping(() => s.renewLeases.run(Date.now() + lease, groupId, owner).changes), true),
+    release: (groupId, owner) => guard(() => bookkeeping(() => void s.releaseLeases.run(groupId, owner)), true),
     read: (topic, offset, limit) => guard(() => s.readFrom.all(topic, offset, limit).map(toRecord), true),
-    commit: (groupId, topic, nextOffset) => guard(() => void s.commit.run(groupId, topic, nextOffset), true),
+    commit: (groupId, topic, nextOffset) => guard(() => bookkeeping(() => void s.commit.run(groupId, topic, nextOffset)), true),
   };
 
   return {
