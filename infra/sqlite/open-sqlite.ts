@@ -3,6 +3,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { CHECKPOINT_PAGES } from './checkpoint-pages.ts';
 
+/**
+ * Page cache of each connection, in KiB: SQLite's own default. better-sqlite3 builds SQLite with
+ * 16 MB per connection instead (`SQLITE_DEFAULT_CACHE_SIZE=-16000`), and role `all` opens five
+ * connections (`events.db` and `broker.db` in each thread, the simulator's file): after the bench's
+ * send load their caches had grown to most of the RSS over 200 MB (issue 28: 193–225 MB right after
+ * the load, 229–234 MB ten seconds later; with 2 MB, 177–189 and 185–202 MB, at the same send rate).
+ */
+export const CACHE_KIB = 2000;
+
 /** `PRAGMA synchronous` levels (see docs/durability.md). */
 export type SqliteSynchronous = 'off' | 'normal' | 'full' | 'extra';
 const synchronousLevels: readonly SqliteSynchronous[] = ['off', 'normal', 'full', 'extra'];
@@ -28,6 +37,7 @@ export interface OpenSqliteOptions {
 /**
  * Opens a SQLite file the way Relay's embedded stores share it between processes: busy timeout
  * first (the pragmas after it may wait for a lock), WAL journal (checked), the synchronous level,
+ * a page cache of CACHE_KIB,
  * 64-bit integers as bigint, and the schema created or refused by `user_version` in one
  * `BEGIN IMMEDIATE` transaction. Invalid options throw RangeError; a file that cannot be opened
  * throws the underlying error, for the adapter to wrap in its own "unavailable" error.
@@ -49,6 +59,7 @@ export const openSqlite = (options: OpenSqliteOptions): Database.Database => {
     if (mode !== 'wal' && !inMemory) throw new Error(`journal_mode is ${String(mode)}, not wal`);
     db.pragma(`synchronous = ${synchronous}`);
     db.pragma(`wal_autocheckpoint = ${autoCheckpointPages}`);
+    db.pragma(`cache_size = -${CACHE_KIB}`);
     db.defaultSafeIntegers(true);
     const opened = db;
     opened

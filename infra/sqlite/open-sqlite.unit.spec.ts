@@ -30,4 +30,13 @@ describe('openSqlite', () => {
     }
     expect(() => openSqlite({ path, ...schema, autoCheckpointPages: 0 })).toThrow(RangeError);
   });
+
+  it('gives each connection SQLite’s 2 MB page cache, not better-sqlite3’s 16 MB', () => {
+    const db = openSqlite({ path: file(), ...schema });
+    try {
+      expect(db.pragma('cache_size', { simple: true })).toBe(-2000n);
+    } finally {
+      db.close();
+    }
+  });
 });

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Messenger } from '../port.ts';
+import { CACHE_KIB } from '../../sqlite/open-sqlite.ts';
 
 export interface SimulatedDelivery {
   messageId: string;
@@ -55,6 +56,7 @@ export class SimulatorStore {
     this.db.pragma('busy_timeout = 5000');
     // A record of what a fake messenger was handed: losing its last lines to a power cut is harmless.
     this.db.pragma('synchronous = normal');
+    this.db.pragma(`cache_size = -${CACHE_KIB}`);
     this.db.exec(`
       CREATE TABLE IF NOT EXISTS deliveries (
         seq INTEGER PRIMARY KEY AUTOINCREMENT, message_id TEXT NOT NULL, messenger TEXT NOT NULL, from_address TEXT NOT NULL,
