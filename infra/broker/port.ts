@@ -128,6 +128,13 @@ export interface Broker {
    */
   pop(topic: string, max: number, options?: PopOptions): Promise<ConsumedRecord[]>;
   /**
+   * True when the broker knows, without asking its storage, that a pop of `topic` would find
+   * nothing now (the embedded broker remembers an empty topic until a record may have come); false
+   * when it does not know. Lets an empty poll be answered without a pop. Optional: a broker
+   * without it is asked by `pop`.
+   */
+  knownEmpty?(topic: string): boolean;
+  /**
    * Joins the group leasing the roles; resolves once joining began (holding a role may come later).
    * See RoleLeaseOptions.
    */

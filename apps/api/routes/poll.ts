@@ -1,9 +1,11 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { RelayContext } from '../../boot/context.ts';
 import { AUTH_ERRORS, requireCaller, sendRateLimited } from '../auth-guard.ts';
 import { popRoundRobin } from '../poll-messages.ts';
+import { topics } from '../../pipeline/topology.ts';
 import type { RateLimiter } from '../rate-limiter.ts';
-import { errorBody, pollQuery, pollResponse } from '../schemas.ts';
+import { errorBody, pollQuery, pollResponse, type PolledMessage } from '../schemas.ts';
 
 export const POLL_ERRORS = {
   outOfRange: 'Invalid limit. Must be between 1 and 50',
@@ -26,6 +28,21 @@ export const parseLimit = (raw: unknown): number | { error: string } => {
 export const pollRoute =
   (ctx: RelayContext, limiter: RateLimiter): FastifyPluginAsyncZod =>
   async (app) => {
+    /** Pops what the polled apps' queues hold, then answers (503 when nothing could be popped). */
+    const popAndAnswer = async (request: FastifyRequest, reply: FastifyReply, polled: readonly string[], limit: number, answer: (messages: PolledMessage[]) => void) => {
+      const { messages, keyIds, failure } = await popRoundRobin(ctx, polled, limit);
+      if (failure !== undefined) {
+        // What was popped before the failure is returned: a poll never loses what it popped.
+        request.log.error({ err: failure, returned: messages.length }, 'poll failed');
+        if (messages.length === 0) return reply.code(503).send({ error: POLL_ERRORS.storeFailed });
+      }
+      // The bodies returned are done: their keys are destroyed by the shredder (a release that
+      // fails leaves them to the retention).
+      if (keyIds.length > 0) void ctx.store.keys.release(keyIds).catch((error: unknown) => request.log.warn({ err: error }, 'poll: data keys not released'));
+      answer(messages);
+      return reply;
+    };
+
     app.get(
       '/messages/poll',
       {
@@ -37,31 +54,28 @@ export const pollRoute =
         // The query is read by hand below so that its errors carry the interface's words.
         validatorCompiler: () => (data) => ({ value: data }),
       },
-      async (request, reply) => {
+      // Not async: the checks and an empty poll the broker can answer from memory await nothing
+      // (most polls of an idle bot); a poll that may find messages goes on in `popAndAnswer`.
+      (request, reply) => {
         const caller = requireCaller(ctx, request, reply, 403);
-        if (!caller) return reply;
+        if (!caller) return;
         const limit = parseLimit((request.query as Record<string, unknown>).limit);
-        if (typeof limit !== 'number') return reply.code(400).send(limit);
-        if (caller.appIds.length === 0) return reply.code(401).send({ error: AUTH_ERRORS.noApps });
+        if (typeof limit !== 'number') return void reply.code(400).send(limit);
+        if (caller.appIds.length === 0) return void reply.code(401).send({ error: AUTH_ERRORS.noApps });
         const decision = limiter.consume(`poll:${caller.credential.credentialId}`, 1, ctx.config.RATE_LIMIT_POLL_PER_MIN);
-        if (!decision.allowed) return sendRateLimited(ctx, 'poll', reply, decision.resetAt);
+        if (!decision.allowed) return void sendRateLimited(ctx, 'poll', reply, decision.resetAt);
         // An app delivered by webhook has its messages POSTed to it: a poll does not compete for them.
         const polled = caller.appIds.filter((appId) => ctx.models.apps.app(appId)?.settings.deliveryType !== 'webhook');
-        const { messages, keyIds, failure } = await popRoundRobin(ctx, polled, limit);
-        if (failure !== undefined) {
-          // What was popped before the failure is returned: a poll never loses what it popped.
-          request.log.error({ err: failure, returned: messages.length }, 'poll failed');
-          if (messages.length === 0) return reply.code(503).send({ error: POLL_ERRORS.storeFailed });
-        }
-        // The bodies returned are done: their keys are destroyed by the shredder (a release that
-        // fails leaves them to the retention).
-        if (keyIds.length > 0) void ctx.store.keys.release(keyIds).catch((error: unknown) => request.log.warn({ err: error }, 'poll: data keys not released'));
-        ctx.metrics.pollRequests.inc();
-        if (messages.length > 0) ctx.metrics.pollPopped.inc(messages.length);
-        return reply
-          .code(200)
-          .header('X-RateLimit-Remaining', String(decision.remaining))
-          .send({ messages, count: messages.length, queue: `poll:${caller.appIds.join(',')}` });
+        const answer = (messages: PolledMessage[]) => {
+          ctx.metrics.pollRequests.inc();
+          if (messages.length > 0) ctx.metrics.pollPopped.inc(messages.length);
+          reply
+            .code(200)
+            .header('X-RateLimit-Remaining', String(decision.remaining))
+            .send({ messages, count: messages.length, queue: `poll:${caller.appIds.join(',')}` });
+        };
+        if (polled.every((appId) => ctx.broker.knownEmpty?.(topics.inbound(appId)) === true)) return answer([]);
+        return popAndAnswer(request, reply, polled, limit, answer);
       },
     );
   };

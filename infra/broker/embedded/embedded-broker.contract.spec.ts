@@ -93,12 +93,19 @@ describe('embedded SQLite log', () => {
     // data_version is looked at every 10 minutes only: what is seen here comes from the publishes and the signal.
     const here = openBroker({ path: file, pollIntervalMs: 600_000 });
     const there = openBroker({ path: file, pollIntervalMs: 600_000 });
+    // What it remembers is what `knownEmpty` says, without a pop.
+    expect(here.knownEmpty!('inbound.a')).toBe(false);
     expect(await here.pop('inbound.a', 10)).toEqual([]);
+    expect(here.knownEmpty!('inbound.a')).toBe(true);
+    expect(here.knownEmpty!('inbound.b')).toBe(false);
     await here.publish([{ topic: 'inbound.a', value: 'mine' }]);
+    expect(here.knownEmpty!('inbound.a')).toBe(false);
     expect(values(await here.pop('inbound.a', 10))).toEqual(['mine']);
     expect(await here.pop('inbound.a', 10)).toEqual([]);
+    expect(here.knownEmpty!('inbound.a')).toBe(true);
     await there.publish([{ topic: 'inbound.a', value: 'theirs' }]);
     // Their commit signal names the topic: seen as soon as it arrives.
+    await eventually(async () => expect(here.knownEmpty!('inbound.a')).toBe(false), 2000);
     const got: string[] = [];
     await eventually(async () => {
       got.push(...values(await here.pop('inbound.a', 10)));
@@ -108,6 +115,8 @@ describe('embedded SQLite log', () => {
     await there.publish([{ topic: 'inbound.a', value: 'later', dueAt: Date.now() + 300 }]);
     await eventually(async () => expect(await there.depth('inbound.a')).toBe(1));
     expect(await here.pop('inbound.a', 10)).toEqual([]);
+    expect(here.knownEmpty!('inbound.a')).toBe(true);
+    await eventually(async () => expect(here.knownEmpty!('inbound.a')).toBe(false), 5000);
     const later: string[] = [];
     await eventually(async () => {
       later.push(...values(await here.pop('inbound.a', 10)));

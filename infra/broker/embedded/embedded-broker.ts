@@ -257,6 +257,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
   pruner.unref();
 
   /** Remembers that `topic` holds nothing due at `now`, until its earliest record falls due. */
+  const remembersNothingDue = (topic: string, now: number): boolean => now < (nothingDue.get(topic) ?? 0);
   const rememberNothingDue = (topic: string, now: number): void => {
     if (nothingDue.size >= MAX_NOTHING_DUE_TOPICS) nothingDue.clear();
     // Every record of the topic is due later than now (none was due): the earliest of them, if any.
@@ -356,13 +357,17 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
       // Most polls find nothing: remembered, or a plain read says so without taking the write lock
       // (or the heavier read of what is due).
       const now = Date.now();
-      if (now < (nothingDue.get(topic) ?? 0)) return [];
+      if (remembersNothingDue(topic, now)) return [];
       if (guard(() => s.hasDue.get(topic, now)) === undefined) {
         rememberNothingDue(topic, now);
         return [];
       }
       if (popOptions?.accept !== undefined) return popAccepted(topic, max, popOptions.accept);
       return groupCommit.enqueue(() => popTx(topic, max, reservedJson(topic)));
+    },
+
+    knownEmpty(topic) {
+      return !closed && remembersNothingDue(topic, Date.now());
     },
 
     async deleteTopics(topics) {
