@@ -97,7 +97,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
   const maxRecordBytes = maxRecordBytesOption(options.maxRecordBytes);
   const leaseMs = positive(options.groupLeaseMs ?? 10_000, 'groupLeaseMs');
   const db = openDatabase(options);
-  /** Offsets and leases: committed without a sync of their own (unsynced-writes.ts). */
+  /** Consumers' offsets and their lease renewals and releases: committed without a sync of their own (unsynced-writes.ts). */
   const bookkeeping = unsyncedWrites(db, options.synchronous ?? 'full');
   const prepare = <R = unknown>(text: string) => db.prepare<unknown[], R>(text);
   const s = {
@@ -256,8 +256,9 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
   if (options.maintenance === false) clearInterval(pruner);
   pruner.unref();
 
-  /** Remembers that `topic` holds nothing due at `now`, until its earliest record falls due. */
+  /** Whether `topic` is remembered as holding nothing due at `now` (what `pop` and `knownEmpty` ask first). */
   const remembersNothingDue = (topic: string, now: number): boolean => now < (nothingDue.get(topic) ?? 0);
+  /** Remembers that `topic` holds nothing due at `now`, until its earliest record falls due. */
   const rememberNothingDue = (topic: string, now: number): void => {
     if (nothingDue.size >= MAX_NOTHING_DUE_TOPICS) nothingDue.clear();
     // Every record of the topic is due later than now (none was due): the earliest of them, if any.
