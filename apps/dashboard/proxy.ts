@@ -1,5 +1,6 @@
 import { DASHBOARD_BODY_LIMIT, jsonShapeRefusal } from '../http/bounded-json.ts';
 import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { matchRoute, type RouteMatch } from './allowlist.ts';
 import { isNetworkError, networkErrorCode, type ForwardRequest, type ForwardResponse, type Forwarder } from './forwarder.ts';
@@ -110,6 +111,8 @@ export interface ProxyOptions {
   match?: (method: string, path: string) => RouteMatch | undefined;
   /** Pass the backend's Set-Cookie on (the session routes end the `relay_session` cookie). */
   passCookies?: boolean;
+  /** Where the proxy's lines go (the server's Fastify has no logger of its own: request-log.ts). */
+  log: Logger;
 }
 
 export function dashboardProxy(options: ProxyOptions): FastifyPluginAsync {
@@ -131,7 +134,7 @@ export function dashboardProxy(options: ProxyOptions): FastifyPluginAsync {
 
     // Answers in the interface's words; a body that is not JSON on PUT or DELETE is 403 (its Content-Type rule).
     app.setErrorHandler(
-      stampingErrorHandler(relayErrorHandler({ area: 'dashboard', failed: 'dashboard proxy failed', mediaTypeStatus: (request) => (request.method === 'POST' ? 400 : 403) })),
+      stampingErrorHandler(relayErrorHandler({ area: 'dashboard', failed: 'dashboard proxy failed', log: options.log, mediaTypeStatus: (request) => (request.method === 'POST' ? 400 : 403) })),
     );
 
     /** Rules a, b and the header part of c, before any body is read. */
@@ -206,11 +209,11 @@ export function dashboardProxy(options: ProxyOptions): FastifyPluginAsync {
       } catch (error) {
         const ms = Math.round(performance.now() - began);
         if (controller.signal.aborted) {
-          request.log.warn({ requestId, route, ms }, 'dashboard backend timed out');
+          options.log.warn({ requestId, route, ms }, 'dashboard backend timed out');
           return fail(reply, 504, PROXY_ERRORS.timedOut);
         }
         if (isNetworkError(error)) {
-          request.log.warn({ requestId, route, ms, code: networkErrorCode(error) }, 'dashboard backend unreachable');
+          options.log.warn({ requestId, route, ms, code: networkErrorCode(error) }, 'dashboard backend unreachable');
           return fail(reply, 502, PROXY_ERRORS.unreachable);
         }
         throw error;
@@ -219,7 +222,7 @@ export function dashboardProxy(options: ProxyOptions): FastifyPluginAsync {
       }
 
       const { status } = response;
-      request.log.debug({ requestId, route, status, ms: Math.round(performance.now() - began) }, 'dashboard forward');
+      options.log.debug({ requestId, route, status, ms: Math.round(performance.now() - began) }, 'dashboard forward');
       void reply.header('x-request-id', requestId);
       if (options.passCookies && response.headers['set-cookie'] !== undefined) void reply.header('set-cookie', response.headers['set-cookie']);
       // When to try again after a refusal for too many attempts.
@@ -228,7 +231,7 @@ export function dashboardProxy(options: ProxyOptions): FastifyPluginAsync {
       if (status >= 200 && status < 300) {
         if (response.body === '') return reply.code(status).send();
         if (isValidJson(response.body)) return reply.code(status).type(JSON_TYPE).send(response.body);
-        request.log.warn({ requestId, route, status }, 'dashboard backend answered 2xx without JSON');
+        options.log.warn({ requestId, route, status }, 'dashboard backend answered 2xx without JSON');
         return fail(reply, 502, PROXY_ERRORS.backendFailed(status));
       }
       // A sign-in link lands on a page of this server: a redirect to one of its paths is passed on.

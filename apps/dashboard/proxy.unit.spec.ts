@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import { Writable } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DASHBOARD_ROUTES, matchRoute } from './allowlist.ts';
 import { BackendUnreachableError, httpForwarder, inProcessForwarder, type Forwarder } from './forwarder.ts';
@@ -45,11 +46,13 @@ const buildProxy = async (forward: Forwarder, options: { timeoutMs?: number; bod
       callback();
     },
   });
-  const app = Fastify({ bodyLimit: options.bodyLimit ?? 1024 * 1024, logger: logs ? { level: 'debug', stream } : false });
+  // As on Relay's server: Fastify has no logger of its own, the proxy writes with the one it is given.
+  const app = Fastify({ bodyLimit: options.bodyLimit ?? 1024 * 1024 });
+  const log = pino({ level: logs ? 'debug' : 'silent' }, stream);
   // The surrounding server answers in its own shape; nothing of it may leak under the prefix.
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'Not found' }));
   app.setErrorHandler((_error, _request, reply) => reply.code(418).send({ error: 'server handler' }));
-  await app.register(dashboardProxy({ forward, ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}) }), { prefix: PREFIX });
+  await app.register(dashboardProxy({ forward, log, ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}) }), { prefix: PREFIX });
   await app.ready();
   return app;
 };

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
 import { isUnavailable } from '../../infra/errors/unavailable.ts';
 import { keepAliveAfterBodyError } from './connections.ts';
 
@@ -18,6 +19,11 @@ export interface ErrorHandlerOptions {
   readonly mediaTypeStatus?: (request: FastifyRequest) => number;
   /** What the log line says when a request fails unexpectedly. */
   readonly failed: string;
+  /**
+   * The logger of those lines. Default: the request's own, for a Fastify with a logger of its own
+   * (the account backend); Relay's HTTP server has none (request-log.ts) and gives its own.
+   */
+  readonly log?: Logger;
 }
 
 /**
@@ -41,10 +47,11 @@ export const relayErrorHandler =
       keepAliveAfterBodyError(request, reply, error.code);
       return send(400, 'Invalid JSON');
     }
+    const log = options.log ?? request.log;
     if (isUnavailable(error)) {
-      request.log.error({ err: error }, 'backend unavailable');
+      log.error({ err: error, reqId: request.id }, 'backend unavailable');
       return send(503, 'Service temporarily unavailable');
     }
-    request.log.error({ err: error }, options.failed);
+    log.error({ err: error, reqId: request.id }, options.failed);
     return send(500, 'Internal server error');
   };

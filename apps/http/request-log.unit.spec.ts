@@ -33,7 +33,7 @@ const serve = async (level: 'info' | 'warn') => {
   app.addHook('onRoute', stampRoutes);
   app.setErrorHandler(stampingErrorHandler((_error, _request, reply) => reply.code(400).send({ error: 'Invalid JSON' })));
   app.get('/items/:id', async (request) => {
-    request.log.warn('from the handler');
+    log.warn({ reqId: request.id }, 'from the handler');
     return { ok: true };
   });
   app.post('/guarded', { onRequest: async (_request, reply) => reply.code(401).send({ error: 'Missing API key' }) }, async () => ({ never: true }));
@@ -58,7 +58,7 @@ describe('the request record: duration and log line, written by the response as 
     for (const { seconds } of observed) expect(seconds).toBeGreaterThan(0);
   });
 
-  it('writes one line per request at info, with the request id the route logs with; none at warn, and request.log is the given logger', async () => {
+  it('writes one line per request at info, with the request id the route logs with; none at warn', async () => {
     const quiet = await serve('warn');
     await (await fetch(`${quiet.address}/items/1`)).text();
     expect(quiet.lines.map((line) => line.msg)).toEqual(['from the handler']);
@@ -66,9 +66,35 @@ describe('the request record: duration and log line, written by the response as 
     const { address, lines } = await serve('info');
     await (await fetch(`${address}/items/7`)).text();
     const [handlerLine, requestLine] = lines;
-    expect(handlerLine).toMatchObject({ msg: 'from the handler' });
-    expect(requestLine).toMatchObject({ msg: 'request', method: 'GET', route: '/items/:id', status: 200, reqId: expect.stringMatching(/^req-/) });
+    expect(handlerLine).toMatchObject({ msg: 'from the handler', reqId: expect.stringMatching(/^req-/) });
+    expect(requestLine).toMatchObject({ msg: 'request', method: 'GET', route: '/items/:id', status: 200, reqId: handlerLine!.reqId });
     expect(Object.keys(requestLine!).sort()).toEqual(['hostname', 'level', 'method', 'ms', 'msg', 'pid', 'reqId', 'route', 'status', 'time']);
     expect(lines).toHaveLength(2);
+  });
+});
+
+describe("Fastify's own lines", () => {
+  it('makes no child logger per request (request.log is silent) and writes the refusal of a closing server with the given logger', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const log = pino(
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+          done();
+        },
+      }),
+    );
+    const app = Fastify({ ...fastifyLogOptions(log) });
+    apps.push(app);
+    let requestLog: unknown;
+    app.get('/', async (request) => {
+      requestLog = request.log;
+      request.log.error('never written');
+      return {};
+    });
+    expect((await app.inject({ url: '/' })).statusCode).toBe(200);
+    expect(requestLog).toBe(app.log);
+    fastifyLogOptions(log).logController!.serviceUnavailable(app.log, app);
+    expect(lines).toEqual([expect.objectContaining({ level: 30, msg: 'request aborted - refusing to accept new requests as server is closing', res: { statusCode: 503 } })]);
   });
 });

@@ -72,7 +72,7 @@ export const buildServer = async (
     // the area it was aimed at: 404 under the dashboard prefix (off the allowlist), else 400.
     frameworkErrors: (error, request, reply) => {
       const raw = reply as unknown as { code(status: number): { send(body: unknown): unknown } };
-      request.log.debug({ err: error }, 'unroutable request');
+      httpLog.debug({ err: error, reqId: request.id }, 'unroutable request');
       if (request.url.startsWith(ACCOUNT_PREFIX) || request.url.startsWith(AUTH_PREFIX)) return void raw.code(404).send({ success: false, error: 'Not found' });
       return void raw.code(400).send({ error: 'Bad request' });
     },
@@ -83,7 +83,7 @@ export const buildServer = async (
   // Responses are built by the handlers in the documented shapes; the zod schemas document them.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
-  app.setErrorHandler(stampingErrorHandler(relayErrorHandler({ area: 'public', failed: 'request failed' })));
+  app.setErrorHandler(stampingErrorHandler(relayErrorHandler({ area: 'public', failed: 'request failed', log: httpLog })));
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'Not found' }));
 
   await registerApiDocs(app as unknown as FastifyInstance, ctx.version, options.accountDocs);
@@ -94,10 +94,10 @@ export const buildServer = async (
   await app.register(signalLinkRoutes(ctx));
   await app.register(publicApi(ctx, options.limiter), { prefix: '/api/v1' });
   await app.register(
-    dashboardProxy({ forward: options.forwardToAccount, timeoutMs: ctx.config.DASHBOARD_TIMEOUT_MS, match: routeMatcher(AUTH_ROUTES), passCookies: true }),
+    dashboardProxy({ forward: options.forwardToAccount, timeoutMs: ctx.config.DASHBOARD_TIMEOUT_MS, match: routeMatcher(AUTH_ROUTES), passCookies: true, log: httpLog }),
     { prefix: AUTH_PREFIX },
   );
-  await app.register(dashboardProxy({ forward: options.forwardToAccount, timeoutMs: ctx.config.DASHBOARD_TIMEOUT_MS }), {
+  await app.register(dashboardProxy({ forward: options.forwardToAccount, timeoutMs: ctx.config.DASHBOARD_TIMEOUT_MS, log: httpLog }), {
     prefix: ACCOUNT_PREFIX,
   });
   return app as unknown as FastifyInstance;

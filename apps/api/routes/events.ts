@@ -57,6 +57,8 @@ const frame = (event: RecordedEvent, data: unknown) =>
 export const eventsRoute =
   (ctx: RelayContext, limiter: RateLimiter): FastifyPluginAsync =>
   async (app) => {
+    // Relay's server has no Fastify logger (request-log.ts): lines about a request name its reqId.
+    const log = ctx.log.child({ component: 'http' });
     const history = storeEventHistory(ctx.store);
     const hub = new EventHub(history, tagsOf, ctx.log.child({ component: 'event-hub' }));
     const responses = new Set<SseResponse>();
@@ -117,7 +119,7 @@ export const eventsRoute =
           if (followRaw === 'false') head = await history.head();
           else await hub.start();
         } catch (error) {
-          request.log.error({ err: error }, 'event stream: store unavailable');
+          log.error({ reqId: request.id, err: error }, 'event stream: store unavailable');
           return reply.code(503).send({ error: EVENTS_ERRORS.storeFailed });
         }
 
@@ -171,7 +173,7 @@ export const eventsRoute =
             attachment = hub.attach(stream);
           }
         } catch (error) {
-          if (!sse.closed) request.log.error({ err: error }, 'event stream: read failed');
+          if (!sse.closed) log.error({ reqId: request.id, err: error }, 'event stream: read failed');
           sse.end(EVENTS_ERRORS.storeFailed);
         }
         return reply;

@@ -28,17 +28,19 @@ export const parseLimit = (raw: unknown): number | { error: string } => {
 export const pollRoute =
   (ctx: RelayContext, limiter: RateLimiter): FastifyPluginAsyncZod =>
   async (app) => {
+    // Relay's server has no Fastify logger (request-log.ts): lines about a request name its reqId.
+    const log = ctx.log.child({ component: 'http' });
     /** Pops what the polled apps' queues hold, then answers (503 when nothing could be popped). */
     const popAndAnswer = async (request: FastifyRequest, reply: FastifyReply, polled: readonly string[], limit: number, answer: (messages: PolledMessage[]) => void) => {
       const { messages, keyIds, failure } = await popRoundRobin(ctx, polled, limit);
       if (failure !== undefined) {
         // What was popped before the failure is returned: a poll never loses what it popped.
-        request.log.error({ err: failure, returned: messages.length }, 'poll failed');
+        log.error({ reqId: request.id, err: failure, returned: messages.length }, 'poll failed');
         if (messages.length === 0) return reply.code(503).send({ error: POLL_ERRORS.storeFailed });
       }
       // The bodies returned are done: their keys are destroyed by the shredder (a release that
       // fails leaves them to the retention).
-      if (keyIds.length > 0) void ctx.store.keys.release(keyIds).catch((error: unknown) => request.log.warn({ err: error }, 'poll: data keys not released'));
+      if (keyIds.length > 0) void ctx.store.keys.release(keyIds).catch((error: unknown) => log.warn({ reqId: request.id, err: error }, 'poll: data keys not released'));
       answer(messages);
       return reply;
     };

@@ -27,6 +27,8 @@ const shapeError = (instancePath: string | undefined): string => {
 export const sendRoute =
   (ctx: RelayContext, limiter: RateLimiter): FastifyPluginAsyncZod =>
   async (app) => {
+    // Relay's server has no Fastify logger (request-log.ts): lines about a request name its reqId.
+    const log = ctx.log.child({ component: 'http' });
     /** Callers authenticated before their body was read. */
     const callers = new WeakMap<FastifyRequest, Caller>();
     app.post(
@@ -75,7 +77,7 @@ export const sendRoute =
           await enqueueMessages(ctx, caller.credential, accepted);
         } catch (error) {
           limiter.refund(bucket, items.length);
-          request.log.error({ err: error }, 'enqueue failed');
+          log.error({ reqId: request.id, err: error }, 'enqueue failed');
           return reply.code(503).send({ error: SEND_BATCH_ERRORS.enqueueFailed });
         }
         return reply.code(202).header('X-RateLimit-Remaining', String(decision.remaining)).send(body(accepted, failed));
