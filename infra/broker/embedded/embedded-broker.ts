@@ -97,7 +97,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
   const maxRecordBytes = maxRecordBytesOption(options.maxRecordBytes);
   const leaseMs = positive(options.groupLeaseMs ?? 10_000, 'groupLeaseMs');
   const db = openDatabase(options);
-  /** Consumers' offsets and their lease renewals and releases: committed without a sync of their own (unsynced-writes.ts). */
+  /** Consumers' offsets, their lease renewals and releases, and role leases: committed without a sync of their own (unsynced-writes.ts). */
   const bookkeeping = unsyncedWrites(db, options.synchronous ?? 'full');
   const prepare = <R = unknown>(text: string) => db.prepare<unknown[], R>(text);
   const s = {
@@ -179,12 +179,16 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
     return { held: true, offset: s.groupOffset.get(groupId, topic) ?? 0n };
   });
 
-  const roleLeaseTx = db.transaction((group: string, role: string, owner: string, lease: number): boolean => {
+  const roleLeaseTx = db.transaction((group: string, roles: readonly string[], owner: string, lease: number): ReadonlySet<string> => {
     const now = Date.now();
-    const current = s.lease.get(group, role);
-    if (current !== undefined && heldByOther(current, owner, now)) return false;
-    s.takeLease.run(group, role, owner, now + lease);
-    return true;
+    const held = new Set<string>();
+    for (const role of roles) {
+      const current = s.lease.get(group, role);
+      if (current !== undefined && heldByOther(current, owner, now)) continue;
+      s.takeLease.run(group, role, owner, now + lease);
+      held.add(role);
+    }
+    return held;
   });
 
   let closed = false;
@@ -335,8 +339,11 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
       if (closed) throw new BrokerUnavailableError('The embedded broker is closed');
       const leases = createEmbeddedRoleLeases(
         {
-          take: (group, role, owner, lease) => guard(() => roleLeaseTx.immediate(group, role, owner, lease), true),
-          release: (group, owner) => guard(() => void s.releaseLeases.run(group, owner), true),
+          // Role leases need no sync: a power cut ends every process of the machine, so a lease
+          // a restart finds is of a dead owner (free at once, or, its pid reused, once it ran out,
+          // synced or not), and one the cut rolled back is taken again at the next round.
+          take: (group, roles, owner, lease) => guard(() => bookkeeping(() => roleLeaseTx.immediate(group, roles, owner, lease)), true),
+          release: (group, owner) => guard(() => bookkeeping(() => void s.releaseLeases.run(group, owner)), true),
         },
         leaseOptions,
         { owner: `${process.pid}:${randomUUID()}`, leaseMs },

@@ -3,8 +3,11 @@ import type { RoleLeaseOptions, RoleLeases } from '../port.ts';
 
 /** What role leases need from the log. Every call is synchronous and may throw BrokerUnavailableError. */
 export interface RoleLeaseSource {
-  /** Takes (or renews) the lease of `role` in `group` for `owner`, unless another live member holds it; whether `owner` holds it now. */
-  take(group: string, role: string, owner: string, leaseMs: number): boolean;
+  /**
+   * Takes (or renews) the lease of each of `roles` in `group` for `owner` that no other live member
+   * holds, in one write; the roles `owner` holds now.
+   */
+  take(group: string, roles: readonly string[], owner: string, leaseMs: number): ReadonlySet<string>;
   release(group: string, owner: string): void;
 }
 
@@ -14,8 +17,8 @@ export interface EmbeddedRoleLeaseSettings {
 }
 
 /**
- * Role leases on the embedded log: a lease row per role (beside the consumer groups' leases), taken
- * or renewed for each role every third of the lease. A process that dies loses its leases at once
+ * Role leases on the embedded log: a lease row per role (beside the consumer groups' leases), all of
+ * a group's roles taken or renewed in one write every third of the lease. A process that dies loses its leases at once
  * (its pid is gone); one that hangs, once the lease ran out. A member that cannot reach the log
  * gives its roles up once its own leases would have run out.
  */
@@ -29,7 +32,7 @@ export const createEmbeddedRoleLeases = (source: RoleLeaseSource, options: RoleL
     if (stopped) return;
     const now = Date.now();
     try {
-      tell(new Set(options.roles.filter((role) => source.take(group, role, owner, leaseMs))));
+      tell(new Set(source.take(group, options.roles, owner, leaseMs)));
       heldUntil = now + leaseMs;
     } catch (error) {
       report(error);
