@@ -28,7 +28,7 @@ import { startPipelineThread, type PipelineThread } from '../pipeline/pipeline-t
 import { remoteStatistics } from '../read-models/remote-statistics.ts';
 import type { StatisticsSource } from '../read-models/statistics-model.ts';
 import { Readiness } from './readiness.ts';
-import { openBroker, openEventStore } from './stores.ts';
+import { openBroker, openEventStore, type SqlitePolling } from './stores.ts';
 import { startProjectionRunner } from '../read-models/runner.ts';
 import { VERSION } from './version.ts';
 
@@ -46,10 +46,10 @@ export const readModelsSnapshotFile = (config: Config): string => path.join(conf
 export const openContext = async (
   config: Config,
   log: Logger = createLogger(config.LOG_LEVEL),
-  options: { processMetrics?: boolean; brokerMaintenance?: boolean } = {},
+  options: { processMetrics?: boolean; brokerMaintenance?: boolean; storePolling?: SqlitePolling } = {},
 ): Promise<RelayContext> => {
   // The embedded store's checkpoints are left to the thread that delivers (the broker's too).
-  const store = await openEventStore(config, { checkpoints: options.brokerMaintenance ?? false });
+  const store = await openEventStore(config, { checkpoints: options.brokerMaintenance ?? false, ...(options.storePolling === undefined ? {} : { polling: options.storePolling }) });
   const broker = await openBroker(config, store, log, { maintenance: options.brokerMaintenance ?? false }).catch(async (error: unknown) => {
     await store.close().catch(() => undefined);
     throw error;
@@ -159,6 +159,8 @@ export const startRelay = async (config: Config, role: Role): Promise<RunningRel
       waitFor: ['delivery pipeline'],
       statistics,
       onContextOpen: contextOpened,
+      // The pipeline thread polls for other processes' commits and tells this one (stores.ts).
+      storePolling: 'told',
     });
   } catch (error) {
     // Not told to start yet: it ends; already starting (the API failed later, say to listen): it is stopped.
@@ -203,6 +205,8 @@ export interface PartsOptions {
   readonly statistics?: StatisticsSource;
   /** Told once the stores are open (and created, on a first start). */
   readonly onContextOpen?: () => void;
+  /** How this thread's embedded store learns of other processes' commits (stores.ts; default its own poll). */
+  readonly storePolling?: SqlitePolling;
 }
 
 /** Sets `relay_role_held` for the roles of a group, 1 for those running here. */
@@ -214,7 +218,11 @@ const rolesGauge =
 
 /** Starts the given parts of Relay in this thread. */
 export const startParts = async (config: Config, parts: Parts, options: PartsOptions = {}): Promise<RunningRelay> => {
-  const ctx = await openContext(config, options.log, { processMetrics: parts.http !== 'none', brokerMaintenance: parts.delivery });
+  const ctx = await openContext(config, options.log, {
+    processMetrics: parts.http !== 'none',
+    brokerMaintenance: parts.delivery,
+    ...(options.storePolling === undefined ? {} : { storePolling: options.storePolling }),
+  });
   options.onContextOpen?.();
   for (const part of options.waitFor ?? []) ctx.readiness.waitFor(part);
   const consumers: Consumer[] = [];

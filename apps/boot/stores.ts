@@ -22,10 +22,11 @@ export const relayTagger: EventTagger = { version: TAGS_VERSION, tagsOf };
  * Opens the event store that the configuration names. `checkpoints: false` (a thread or process
  * that does not deliver) leaves the checkpoints of the embedded store to the one that delivers.
  */
-export const openEventStore = (config: Config, options: { checkpoints?: boolean } = {}): Promise<EventStore> =>
+export const openEventStore = (config: Config, options: { checkpoints?: boolean; polling?: SqlitePolling } = {}): Promise<EventStore> =>
   openEventStoreAt(configuredStoreLocation(config), {
     sqliteSynchronous: config.SQLITE_SYNCHRONOUS,
     sqliteCheckpoints: options.checkpoints ?? true,
+    ...(options.polling === undefined ? {} : { sqlitePolling: options.polling }),
     ...(config.EVENT_STORE === 'eventstoredb' ? { keyVault: { connectionString: config.DATABASE_URL!, schema: config.DATABASE_SCHEMA } } : {}),
   });
 
@@ -33,9 +34,21 @@ export interface OpenOptions {
   readonly sqliteSynchronous?: SqliteSynchronous;
   /** Whether this connection does the embedded store's checkpoints (default true; see openEventStore). */
   readonly sqliteCheckpoints?: boolean;
+  /** How the embedded store learns of other processes' commits (default `own`). */
+  readonly sqlitePolling?: SqlitePolling;
   /** EventStoreDB only: the PostgreSQL database and schema of its data keys (it has no tables of its own). */
   readonly keyVault?: { readonly connectionString: string; readonly schema: string };
 }
+
+/**
+ * How an embedded store learns of other processes' commits (the CLI's, other roles'): `own`, by
+ * polling every 5 ms; `for-process`, the same, and it tells the other threads of its process what
+ * it found (role `all`'s pipeline thread); `told`, by those announcements, with a poll every
+ * 250 ms in case the announcing thread is gone (role `all`'s API thread). Each 5 ms poll costs an
+ * idle thread about 8 ms of CPU a second.
+ */
+export type SqlitePolling = 'own' | 'for-process' | 'told';
+const POLL_MS: Readonly<Record<SqlitePolling, number>> = { own: 5, 'for-process': 5, told: 250 };
 
 /** Opens the event store at a location (the configured one, or one given to `relay events copy`). */
 export const openEventStoreAt = async (location: StoreLocation, options: OpenOptions = {}): Promise<EventStore> => {
@@ -44,10 +57,12 @@ export const openEventStoreAt = async (location: StoreLocation, options: OpenOpt
       const { createSqliteEventStore } = await import('../../infra/event-store/sqlite/sqlite-event-store.ts');
       fs.mkdirSync(path.dirname(location.file), { recursive: true });
       // 5 ms: commits of other processes (the CLI, other roles) reach subscribers within that.
+      const polling = options.sqlitePolling ?? 'own';
       return createSqliteEventStore({
         path: location.file,
         synchronous: options.sqliteSynchronous ?? 'full',
-        pollIntervalMs: 5,
+        pollIntervalMs: POLL_MS[polling],
+        announcePolledCommits: polling === 'for-process',
         tagger: relayTagger,
         autoCheckpointPages: options.sqliteCheckpoints === false ? LATE_CHECKPOINT_PAGES : CHECKPOINT_PAGES,
       });

@@ -16,8 +16,9 @@ interface Stamped {
  * removes a `finish` and an `error` listener on every response and runs its log controller after
  * it, the per-request work issue 28 (item 5) asks to keep off the paths that do not need it. So
  * the server's Fastify has no logger ({@link fastifyLogOptions}), and the routes stamp their
- * pattern on the response (`stampRoutes`, `stampRoute`); an answer given before any route (404, an unparseable URL, a request without Host) is `unmatched`.
- * Fastify's own "incoming request" and "request completed" lines are not written.
+ * pattern on the response (`stampRoutes`, `stampRoute`); an answer given before any route (404,
+ * an unparseable URL, a request without Host) is `unmatched`. Fastify's own "incoming request"
+ * and "request completed" lines are not written.
  */
 export const loggedResponse = (
   base: new (request: IncomingMessage) => ServerResponse,

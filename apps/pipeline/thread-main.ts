@@ -28,7 +28,12 @@ await new Promise<void>((resolve) => {
 
 let relay: RunningRelay;
 try {
-  relay = await startParts(config, { http: 'none', delivery: true, gateway: true }, { log: createLogger(config.LOG_LEVEL).child({ thread: 'pipeline' }) });
+  relay = await startParts(
+    config,
+    { http: 'none', delivery: true, gateway: true },
+    // This thread polls for other processes' commits and tells the API thread (stores.ts).
+    { log: createLogger(config.LOG_LEVEL).child({ thread: 'pipeline' }), storePolling: 'for-process' },
+  );
 } catch (error) {
   const { name, message } = error instanceof Error ? error : new Error(String(error));
   say({ type: 'failed', name, message });

@@ -30,6 +30,11 @@ export interface SubscriptionRegistryOptions {
    * failure (the store briefly unreachable, busy) is ignored: the next poll or commit retries.
    */
   readonly head: () => Promise<bigint> | bigint;
+  /**
+   * Told each head a wake read, and whether the wake was the poll's (the adapter's: which commits
+   * it learnt of by polling, to pass them on to the other threads of its process).
+   */
+  readonly onHead?: (head: bigint, polled: boolean) => void;
 }
 
 export const createSubscriptionRegistry = (options: SubscriptionRegistryOptions): SubscriptionRegistry => {
@@ -40,6 +45,8 @@ export const createSubscriptionRegistry = (options: SubscriptionRegistryOptions)
   let scheduled = false;
   /** Categories appended since the last wake, or 'all' when any subscription may want what happened. */
   let pending: Set<string> | 'all' = new Set();
+  /** Whether the poll asked for a wake since the last head was read. */
+  let polledPending = false;
   let waking = false;
   /** A wake asked for while the head was being read: that read may predate the commit. */
   let again = false;
@@ -58,12 +65,15 @@ export const createSubscriptionRegistry = (options: SubscriptionRegistryOptions)
         if (stopped || subscriptions.size === 0) return;
         const woken = pending;
         pending = new Set();
+        const polled = polledPending;
+        polledPending = false;
         let head: bigint;
         try {
           head = await options.head();
         } catch {
           return;
         }
+        options.onHead?.(head, polled);
         for (const [subscription, categories] of subscriptions) {
           if (woken === 'all' || categories === undefined || [...woken].some((category) => categories.has(category))) subscription.wake(head);
         }
@@ -91,7 +101,10 @@ export const createSubscriptionRegistry = (options: SubscriptionRegistryOptions)
       const subscription = createAsyncCatchUpSubscription(options.source, subscribeOptions, unregister);
       const categories = subscribeOptions.filter?.categories;
       subscriptions.set(subscription, categories === undefined ? undefined : new Set(categories));
-      poller ??= setInterval(() => wakeAll(), pollIntervalMs).unref();
+      poller ??= setInterval(() => {
+        polledPending = true;
+        wakeAll();
+      }, pollIntervalMs).unref();
       return subscription;
     },
     wakeSoon(appendedCategory) {

@@ -51,4 +51,23 @@ describe('subscription registry', () => {
     registry.wakeSoon('b');
     await vi.waitFor(() => expect(log.reads('a')).toBe(2), { timeout: 2000 });
   });
+
+  it("tells the adapter each head a wake read, and whether the poll's wake read it", async () => {
+    const log = fakeLog();
+    const heads: Array<[bigint, boolean]> = [];
+    registry = createSubscriptionRegistry({ source: log.source, head: () => log.source.committedHead(), onHead: (head, polled) => void heads.push([head, polled]), pollIntervalMs: 600_000 });
+    registry.subscribe({ after: 0n, handler: () => undefined });
+    log.grow();
+    registry.wakeSoon('a');
+    await vi.waitFor(() => expect(heads).toEqual([[1n, false]]));
+
+    const polling = createSubscriptionRegistry({ source: log.source, head: () => log.source.committedHead(), onHead: (head, polled) => void heads.push([head, polled]), pollIntervalMs: 20 });
+    try {
+      polling.subscribe({ after: 1n, handler: () => undefined });
+      log.grow();
+      await vi.waitFor(() => expect(heads).toContainEqual([2n, true]), { timeout: 2000 });
+    } finally {
+      await polling.stopAll();
+    }
+  });
 });

@@ -203,6 +203,20 @@ describe('SQLite event store (adapter specific)', () => {
       ['crash-1', 2n, 2n, 'Written'],
     ]);
   });
+  it("tells the other stores of its process what its poll found another process append, when it polls for them", async () => {
+    const polling = open({ pollIntervalMs: 10, announcePolledCommits: true });
+    await polling.appendToStream('crash-1', [{ type: 'Written', data: { text: 'before' } }]);
+    // Another thread's store in this process, polling only every 10 minutes: it can see the
+    // child's append within the test only by the announcement.
+    const told = open({ pollIntervalMs: 600_000 });
+    const seen: RecordedEvent[] = [];
+    await told.subscribe({ after: 1n, handler: (events) => void seen.push(...events) }).catchUp();
+    await polling.subscribe({ after: 1n, handler: () => undefined }).catchUp();
+    const child = await runChild(dir, file, 'close');
+    expect({ code: child.code, stderr: child.stderr }).toEqual({ code: 0, stderr: '' });
+    await vi.waitFor(() => expect(seen.map((e) => [e.streamName, e.streamVersion, e.globalPosition])).toEqual([['crash-1', 2n, 2n]]), { timeout: 5000, interval: 5 });
+  });
+
   describe('data keys, physically', () => {
     const keyOf = (id: string, wrapped: string): NewDataKey => ({
       id,

@@ -34,6 +34,12 @@ export interface SqliteEventStoreOptions {
   readonly synchronous?: SqliteSynchronous;
   /** How often subscriptions look for commits made by other connections (other processes). Default 25. */
   readonly pollIntervalMs?: number;
+  /**
+   * Polls for the other threads of this process too: a poll that finds commits this store did not
+   * know of (another process's) tells the other threads' stores on the file, as their commit
+   * signals do, so that they can poll seldom. Default false.
+   */
+  readonly announcePolledCommits?: boolean;
   /** How long a write waits for another connection's write lock before failing. Default 5000. */
   readonly busyTimeoutMs?: number;
   /** WAL frames after which a commit of this connection checkpoints (see open-sqlite.ts). Default 1000. */
@@ -105,10 +111,19 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
     return reader.read(after, upTo, limit, maxBytes, filter);
   };
 
+  /** The highest head a wake of this store has read: a poll that reads a higher one found new commits. */
+  let knownHead = -1n;
   /** Reads are synchronous: the head and the events up to it come from one state of the file. */
   const registry = createSubscriptionRegistry({
     pollIntervalMs,
     head: () => guard(() => selectHead.get() ?? 0n),
+    onHead: (head, polled) => {
+      if (head <= knownHead) return;
+      // Commits of this thread or of another thread of this process are told by their own signal
+      // (one that has not arrived yet is told twice: a wake that finds nothing costs one read).
+      if (polled && knownHead >= 0n && options.announcePolledCommits === true) commitSignal.notify();
+      knownHead = head;
+    },
     source: {
       committedHead: async () => guard(() => selectHead.get() ?? 0n),
       read: async (after, limit, maxBytes, filter) =>
