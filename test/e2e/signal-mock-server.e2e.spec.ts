@@ -45,7 +45,7 @@ const linkThroughCli = (relay: RelayProcess, appMessengerId: string, onUri: (uri
     });
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', (code) => resolve({ code, stdout, stderr })); // after its output is read, not only its exit
   });
 
 const RECEIVE_MODES = [

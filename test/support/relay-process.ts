@@ -71,7 +71,9 @@ export const runCli = (args: string[], env: Record<string, string>): Promise<Cli
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    // 'close', not 'exit': the process can exit before its output has been read from the pipes
+    // (on a busy machine the README test once saw a `--help` cut short).
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 
 export interface RelayProcess {

@@ -58,7 +58,7 @@ const runChild = async (dir: string, file: string, then: 'sigkill' | 'close') =>
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
-    child.on('exit', (c, s) => resolve([c, s])),
+    child.on('close', (c, s) => resolve([c, s])), // 'close': after its output is read, not only its exit
   );
   return { code, signal, stdout, stderr };
 };
