@@ -31,13 +31,14 @@ export const AUTH_PREFIX = '/dashboard/auth';
  * It trusts `X-Session-Token`, which only the dashboard proxy in front of it sets.
  */
 export const buildAccountApp = async (ctx: RelayContext): Promise<FastifyInstance> => {
-  const app = Fastify({ loggerInstance: ctx.log.child({ component: 'account' }), bodyLimit: DASHBOARD_BODY_LIMIT,
+  const log = ctx.log.child({ component: 'account' });
+  const app = Fastify({ loggerInstance: log, bodyLimit: DASHBOARD_BODY_LIMIT,
     logController: new LogController({ disableRequestLogging: true }),
     // The proxy's request id (a UUID) becomes the correlation id of the events a request causes.
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
   });
-  app.setErrorHandler(relayErrorHandler({ area: 'dashboard', failed: 'account request failed' }));
+  app.setErrorHandler(relayErrorHandler({ area: 'dashboard', failed: 'account request failed', log }));
   boundJsonBodies(app as unknown as FastifyInstance);
   // Bodies are validated with the routes' zod schemas, errors in the interface's words (validation.ts).
   app.setValidatorCompiler(zodValidatorCompiler);

@@ -19,11 +19,8 @@ export interface ErrorHandlerOptions {
   readonly mediaTypeStatus?: (request: FastifyRequest) => number;
   /** What the log line says when a request fails unexpectedly. */
   readonly failed: string;
-  /**
-   * The logger of those lines. Default: the request's own, for a Fastify with a logger of its own
-   * (the account backend); Relay's HTTP server has none (request-log.ts) and gives its own.
-   */
-  readonly log?: Logger;
+  /** The logger of those lines (Relay's HTTP server has no Fastify logger: request-log.ts); they name the request by reqId. */
+  readonly log: Logger;
 }
 
 /**
@@ -47,7 +44,7 @@ export const relayErrorHandler =
       keepAliveAfterBodyError(request, reply, error.code);
       return send(400, 'Invalid JSON');
     }
-    const log = options.log ?? request.log;
+    const { log } = options;
     if (isUnavailable(error)) {
       log.error({ err: error, reqId: request.id }, 'backend unavailable');
       return send(503, 'Service temporarily unavailable');

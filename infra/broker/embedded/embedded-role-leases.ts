@@ -18,8 +18,8 @@ export interface EmbeddedRoleLeaseSettings {
 
 /**
  * Role leases on the embedded log: a lease row per role (beside the consumer groups' leases), all of
- * a group's roles taken or renewed in one write every third of the lease. A process that dies loses its leases at once
- * (its pid is gone); one that hangs, once the lease ran out. A member that cannot reach the log
+ * a group's roles taken or renewed in one write every third of the lease. A process that dies
+ * loses its leases at once (its pid is gone); one that hangs, once the lease ran out. A member that cannot reach the log
  * gives its roles up once its own leases would have run out.
  */
 export const createEmbeddedRoleLeases = (source: RoleLeaseSource, options: RoleLeaseOptions, settings: EmbeddedRoleLeaseSettings): RoleLeases => {
@@ -32,7 +32,7 @@ export const createEmbeddedRoleLeases = (source: RoleLeaseSource, options: RoleL
     if (stopped) return;
     const now = Date.now();
     try {
-      tell(new Set(source.take(group, options.roles, owner, leaseMs)));
+      tell(source.take(group, options.roles, owner, leaseMs));
       heldUntil = now + leaseMs;
     } catch (error) {
       report(error);
