@@ -190,7 +190,8 @@ describe.each(['http', 'tcp'] as const)('Signal on signal-cli over %s (fake daem
   it('goes on after the daemon drops the connection', async () => {
     const before = fake.connections;
     fake.dropConnections();
-    await waitFor(() => (fake.connections > before && fake.listeners > 0 ? true : undefined), 15_000, 'Relay back on the daemon');
+    // Back on the daemon with a connection that hears the bot (Relay has an event stream per account).
+    await waitFor(() => (fake.connections > before && fake.hears(BOT) ? true : undefined), 15_000, 'Relay back on the daemon');
     contactWrites(CONTACT, 'after the cut');
     expect((await pollAll(1)).map((m) => m.content)).toEqual(['after the cut']);
   });

@@ -126,11 +126,24 @@ export class FakeSignalCli {
     for (const socket of this.tcpClients) socket.write(tcp);
   }
 
-  /** Ends every open connection (a daemon restart, a network cut). */
+  /**
+   * Ends every open connection (a daemon restart, a network cut). They stop counting as listeners
+   * at once, not when their 'close' events come: a test waiting for Relay to listen again must not
+   * see the connections it just cut.
+   */
   dropConnections(): void {
     for (const res of this.sseClients.keys()) res.socket?.destroy();
     for (const socket of this.tcpClients) socket.destroy();
+    this.sseClients.clear();
+    this.tcpClients.clear();
+    this.subscribed.clear();
     this.httpServer.closeAllConnections();
+  }
+
+  /** Whether a message to `account` reaches a listener now (an event stream that covers it, or a TCP client). */
+  hears(account: string): boolean {
+    if (this.options.receiveMode === 'manual') return [...this.subscribed.values()].some((accounts) => accounts.has(account));
+    return this.tcpClients.size > 0 || [...this.sseClients.values()].some((covered) => covered.has(account));
   }
 
   /** The link URIs whose finishLink waits for a phone. */

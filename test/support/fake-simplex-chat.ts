@@ -162,6 +162,8 @@ export class FakeSimplexChat {
 
   dropConnections(): void {
     for (const socket of this.clients) socket.terminate();
+    // They stop counting as listeners at once, not when their 'close' events come (fake-signal-cli.ts does the same).
+    this.clients.clear();
   }
 
   async close(): Promise<void> {
