@@ -52,7 +52,14 @@ const stopWithLauncher = () => {
 if (process.env.npm_lifecycle_event) stopWithLauncher();
 
 const built = buildTime();
-if (typeof built === 'number' && process.env.RELAY_FROM_SOURCES !== '1' && !changedSince(built)) {
+// RELAY_FROM_BUILD=1 runs the build even when a source changed after it (`npm run bench` measures
+// the build it made, whatever is edited meanwhile); without a build it is an error, not the sources.
+const forceBuild = process.env.RELAY_FROM_BUILD === '1' && process.env.RELAY_FROM_SOURCES !== '1';
+if (forceBuild && typeof built !== 'number') {
+  process.stderr.write('RELAY_FROM_BUILD=1 but there is no build in dist/: run `npm run build` first\n');
+  process.exit(1);
+}
+if (typeof built === 'number' && process.env.RELAY_FROM_SOURCES !== '1' && (forceBuild || !changedSince(built))) {
   await import('../dist/main.js');
 } else {
   const { register } = await import('tsx/esm/api');

@@ -21,6 +21,11 @@ import { measureStatistics, statisticsRows } from './bench/statistics.ts';
 import { measureSignalPace } from './bench/signal-pace.ts';
 import { measureRestart } from './bench/restart.ts';
 
+// Every Relay this run starts runs the build `prebench` made, even if a source is edited meanwhile:
+// otherwise bin/relay.js would switch to the sources (tsx: a loader isolate per thread, ~50 MB more),
+// which is what gave session 16's run 2 four isolates in its hostile mix.
+process.env.RELAY_FROM_BUILD = '1';
+
 const duration = Number(process.argv[process.argv.indexOf('--duration') + 1]) || 5;
 /** Paired measures: this many anchor/Relay slices of `slice` seconds each. */
 const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 4;
