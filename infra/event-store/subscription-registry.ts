@@ -4,9 +4,9 @@ import { positiveMs } from './validation.ts';
 
 /**
  * The live subscriptions of one SQLite or PostgreSQL store, and what wakes them: a wake right
- * after a commit of this store (or, on SQLite, of another thread of the process), and a poll every
- * `pollIntervalMs` for commits of other processes. The poll timer runs only while there are
- * subscriptions, and is unref'd: it does not keep the process alive by itself.
+ * after a commit of this store (or, on SQLite, of another thread of the process), and a poll for
+ * commits of other processes (every `pollIntervalMs`, or as `poller` says). The poll runs only
+ * while there are subscriptions, and its timers are unref'd: they do not keep the process alive.
  */
 export interface SubscriptionRegistry {
   subscribe(options: SubscribeOptions): Subscription;
@@ -35,13 +35,24 @@ export interface SubscriptionRegistryOptions {
    * it learnt of by polling, to pass them on to the other threads of its process).
    */
   readonly onHead?: (head: bigint, polled: boolean) => void;
+  /**
+   * What makes the poll run, started with the first subscription and closed after the last one.
+   * Default: every `pollIntervalMs`. (The SQLite store's: a watch of its `-wal` file, commit-watch.ts.)
+   */
+  readonly poller?: (poll: () => void) => { close(): void };
 }
 
 export const createSubscriptionRegistry = (options: SubscriptionRegistryOptions): SubscriptionRegistry => {
   const pollIntervalMs = positiveMs(options.pollIntervalMs ?? 25, 'pollIntervalMs');
   /** Each subscription, with the categories its filter is limited to (undefined: any). */
   const subscriptions = new Map<AsyncCatchUpSubscription, ReadonlySet<string> | undefined>();
-  let poller: NodeJS.Timeout | undefined;
+  const startPoller =
+    options.poller ??
+    ((poll: () => void) => {
+      const timer = setInterval(poll, pollIntervalMs).unref();
+      return { close: () => clearInterval(timer) };
+    });
+  let poller: { close(): void } | undefined;
   let scheduled = false;
   /** Categories appended since the last wake, or 'all' when any subscription may want what happened. */
   let pending: Set<string> | 'all' = new Set();
@@ -91,7 +102,7 @@ export const createSubscriptionRegistry = (options: SubscriptionRegistryOptions)
   const unregister = (subscription: AsyncCatchUpSubscription): void => {
     subscriptions.delete(subscription);
     if (subscriptions.size === 0 && poller !== undefined) {
-      clearInterval(poller);
+      poller.close();
       poller = undefined;
     }
   };
@@ -101,10 +112,10 @@ export const createSubscriptionRegistry = (options: SubscriptionRegistryOptions)
       const subscription = createAsyncCatchUpSubscription(options.source, subscribeOptions, unregister);
       const categories = subscribeOptions.filter?.categories;
       subscriptions.set(subscription, categories === undefined ? undefined : new Set(categories));
-      poller ??= setInterval(() => {
+      poller ??= startPoller(() => {
         polledPending = true;
         wakeAll();
-      }, pollIntervalMs).unref();
+      });
       return subscription;
     },
     wakeSoon(appendedCategory) {
@@ -121,7 +132,7 @@ export const createSubscriptionRegistry = (options: SubscriptionRegistryOptions)
     async stopAll() {
       stopped = true;
       await Promise.all([...subscriptions.keys()].map((subscription) => subscription.stop()));
-      if (poller !== undefined) clearInterval(poller);
+      poller?.close();
       poller = undefined;
     },
   };

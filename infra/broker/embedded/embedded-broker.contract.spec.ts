@@ -138,6 +138,21 @@ describe('embedded SQLite log', () => {
     }, 5000);
   });
 
+  it('an empty pop remembered here is forgotten when another process publishes, by a watch of the -wal file when it looks seldom otherwise', async () => {
+    const file = tempFile();
+    // Idle looks every 10 minutes: within the test, only the watch can make it look.
+    const here = openBroker({ path: file, pollIntervalMs: 25, idlePollIntervalMs: 600_000 });
+    expect(await here.pop('inbound.crash', 100)).toEqual([]);
+    const { lines, exited } = startChild('publish-and-die.ts', [file, 'once']);
+    expect((await exited).stderr).toBe('');
+    expect(lines).toEqual(['published']);
+    const got: string[] = [];
+    await eventually(async () => {
+      got.push(...values(await here.pop('inbound.crash', 100)));
+      expect(got).toHaveLength(50);
+    }, 5000);
+  });
+
   it('keeps what a publish resolved when the process is SIGKILLed right after', async () => {
     const file = tempFile();
     const { lines, exited } = startChild('publish-and-die.ts', [file, 'once']);

@@ -4,6 +4,7 @@ import { BrokerUnavailableError, type Broker, type ConsumedRecord, type Outgoing
 import { checkRecordSizes, maxRecordBytesOption, type TopicPolicyOf } from '../record-limits.ts';
 import { createEmbeddedConsumer, type Claim, type ConsumerSource, type EmbeddedConsumer } from './embedded-consumer.ts';
 import { createEmbeddedRoleLeases } from './embedded-role-leases.ts';
+import { watchCommits } from '../../sqlite/commit-watch.ts';
 import { openCommitSignal } from '../../sqlite/commit-signal.ts';
 import { createGroupCommit } from '../../sqlite/group-commit.ts';
 import { CHECKPOINT_PAGES, LATE_CHECKPOINT_PAGES } from '../../sqlite/checkpoint-pages.ts';
@@ -21,6 +22,12 @@ export interface EmbeddedBrokerOptions {
   readonly synchronous?: SqliteSynchronous;
   /** How often consumers look for records published by other processes. Default 25. */
   readonly pollIntervalMs?: number;
+  /**
+   * With this, the broker watches its `-wal` file and looks every `pollIntervalMs` only for a
+   * while after the file changed, and every `idlePollIntervalMs` otherwise
+   * (`infra/sqlite/commit-watch.ts`); where the file cannot be watched it looks as without it.
+   */
+  readonly idlePollIntervalMs?: number;
   /** Records every consumer group of their topic committed past are deleted once older than this. Default 60000. */
   readonly retentionMs?: number;
   /**
@@ -69,7 +76,8 @@ const defaultPolicy: TopicPolicyOf = () => ({ partitions: 1 });
  *   after the id window, `idRetentionMs`). A pop deletes what it returns: a popped record is gone for every connection.
  * - Consumers are woken right after a publish of this thread (setImmediate) or of another thread
  *   of this process (a commit signal) and, when another process committed (`PRAGMA
- *   data_version`), within `pollIntervalMs`.
+ *   data_version`), within `pollIntervalMs` (with `idlePollIntervalMs`: looked for that often
+ *   while the `-wal` file changes, commit-watch.ts).
  * - A pop that finds nothing due remembers it until a record may have come (`nothingDue`): the
  *   next empty pops of that topic, most polls, are answered without a query. A publish of this
  *   connection forgets it in its transaction, one of another thread of this process when its commit
@@ -234,7 +242,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
   });
 
   /** Commits of other connections (other processes) change `data_version`; ours do not. */
-  const poller = setInterval(() => {
+  const look = () => {
     if ((consumers.size === 0 && nothingDue.size === 0) || !db.open) return;
     try {
       const version = s.dataVersion.get();
@@ -244,10 +252,17 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
         wakeAll();
       }
     } catch {
-      // e.g. an I/O error: the next tick tries again, consumers report their own failures
+      // e.g. an I/O error: the next look tries again, consumers report their own failures
     }
-  }, pollIntervalMs);
-  poller.unref();
+  };
+  const idlePollIntervalMs = options.idlePollIntervalMs === undefined ? undefined : positive(options.idlePollIntervalMs, 'idlePollIntervalMs');
+  const poller =
+    idlePollIntervalMs === undefined || options.path === ':memory:'
+      ? (() => {
+          const timer = setInterval(look, pollIntervalMs).unref();
+          return { close: () => clearInterval(timer) };
+        })()
+      : watchCommits({ file: options.path, busyMs: pollIntervalMs, idleMs: idlePollIntervalMs, look });
 
   const maintenance = createLogMaintenance(db, groupCommit, {
     consumedRetentionMs: retentionMs,
@@ -404,7 +419,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
         closed = true;
         groupCommit.close(new BrokerUnavailableError('The embedded broker is closed'));
         commitSignal.close();
-        clearInterval(poller);
+        poller.close();
         clearInterval(pruner);
         await Promise.all([...consumers].map((consumer) => consumer.stop()));
         await Promise.all([...roleLeases].map((leases) => leases.stop()));

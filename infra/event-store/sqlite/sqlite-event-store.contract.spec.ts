@@ -203,6 +203,16 @@ describe('SQLite event store (adapter specific)', () => {
       ['crash-1', 2n, 2n, 'Written'],
     ]);
   });
+  it('delivers what another process appends by watching its -wal file, when it polls seldom otherwise', async () => {
+    // Idle looks every 10 minutes: within the test, only the watch can make it look.
+    const store = open({ pollIntervalMs: 5, idlePollIntervalMs: 600_000 });
+    await store.appendToStream('crash-1', [{ type: 'Written', data: { text: 'before' } }]);
+    const seen: RecordedEvent[] = [];
+    await store.subscribe({ after: 1n, handler: (events) => void seen.push(...events) }).catchUp();
+    const child = await runChild(dir, file, 'close');
+    expect({ code: child.code, stderr: child.stderr }).toEqual({ code: 0, stderr: '' });
+    await vi.waitFor(() => expect(seen.map((e) => [e.streamName, e.streamVersion, e.globalPosition])).toEqual([['crash-1', 2n, 2n]]), { timeout: 5000, interval: 5 });
+  });
   it("tells the other stores of its process what its poll found another process append, when it polls for them", async () => {
     const polling = open({ pollIntervalMs: 10, announcePolledCommits: true });
     await polling.appendToStream('crash-1', [{ type: 'Written', data: { text: 'before' } }]);

@@ -17,6 +17,7 @@ import { createSubscriptionRegistry } from '../subscription-registry.ts';
 import { tagsOf, validTagger } from '../tags.ts';
 import { epochMs, filterMatchesNothing, positiveMs, validFilter, versionMatches } from '../validation.ts';
 import { openCommitSignal } from '../../sqlite/commit-signal.ts';
+import { watchCommits } from '../../sqlite/commit-watch.ts';
 import { createGroupCommit } from '../../sqlite/group-commit.ts';
 import { messageOf, openSqlite, type SqliteSynchronous } from '../../sqlite/open-sqlite.ts';
 import { createWalTruncation } from '../../sqlite/wal-truncation.ts';
@@ -34,6 +35,12 @@ export interface SqliteEventStoreOptions {
   readonly synchronous?: SqliteSynchronous;
   /** How often subscriptions look for commits made by other connections (other processes). Default 25. */
   readonly pollIntervalMs?: number;
+  /**
+   * With this, the store watches its `-wal` file and polls every `pollIntervalMs` only for a
+   * while after the file changed, and every `idlePollIntervalMs` otherwise
+   * (`infra/sqlite/commit-watch.ts`); where the file cannot be watched it polls as without it.
+   */
+  readonly idlePollIntervalMs?: number;
   /**
    * Polls for the other threads of this process too: a poll that finds commits this store did not
    * know of (another process's) tells the other threads' stores on the file, as their commit
@@ -67,7 +74,8 @@ export interface SqliteEventStoreOptions {
  *   changes it applies them (a write), else it only reads.
  * - Subscriptions are woken right after a commit of this thread or of another thread of this
  *   process (a commit signal) that appended events of a category they read (setImmediate), and
- *   poll every `pollIntervalMs` for commits of other processes (`subscription-registry.ts`).
+ *   poll every `pollIntervalMs` for commits of other processes (`subscription-registry.ts`), or,
+ *   with `idlePollIntervalMs`, that often only while the `-wal` file changes (commit-watch.ts).
  * - Tags live in `event_tags` beside the events; opening with a tagger of another version derives
  *   them again first (`retag.ts`). Data keys live in `data_keys`, deleted under `secure_delete`,
  *   then the WAL is truncated (`data-keys.ts`, `infra/sqlite/wal-truncation.ts`).
@@ -114,8 +122,12 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
   /** The highest head a wake of this store has read: a poll that reads a higher one found new commits. */
   let knownHead = -1n;
   /** Reads are synchronous: the head and the events up to it come from one state of the file. */
+  const idlePollIntervalMs = options.idlePollIntervalMs === undefined ? undefined : positiveMs(options.idlePollIntervalMs, 'idlePollIntervalMs');
   const registry = createSubscriptionRegistry({
     pollIntervalMs,
+    ...(idlePollIntervalMs === undefined || options.path === ':memory:'
+      ? {}
+      : { poller: (poll: () => void) => watchCommits({ file: options.path, busyMs: pollIntervalMs, idleMs: idlePollIntervalMs, look: poll }) }),
     head: () => guard(() => selectHead.get() ?? 0n),
     onHead: (head, polled) => {
       if (head <= knownHead) return;
