@@ -14,7 +14,7 @@ import path from 'node:path';
 import { SimulatorStore } from '../infra/messenger/simulator/simulator-store.ts';
 import { freePort, ROOT, runCli } from '../test/support/relay-process.ts';
 import { measureFailover } from './bench/failover.ts';
-import { memoryMaps, percentile, rssMb } from './bench/measures.ts';
+import { cpuMsPerSecond, memoryMaps, percentile, rssMb } from './bench/measures.ts';
 import { measureNestedJson } from './bench/nested-json.ts';
 import { measureHostileMix } from './bench/hostile-mix.ts';
 import { measureStatistics, statisticsRows } from './bench/statistics.ts';
@@ -217,6 +217,8 @@ const main = async () => {
       if (apps.items[0]!.messengers.every((m) => m.status === 'active')) break;
       await new Promise((r) => setTimeout(r, 50));
     }
+    // Nothing to do yet (its app's messengers are up): what an idle Relay costs its machine.
+    const idleCpu = await cpuMsPerSecond(relay.pid!, 10);
     const auth = { authorization: `Bearer ${key}` };
     const message = (i: number) => ({ appId: app.id, messenger: 'signal', contactId: '+15550001', message: `bench message ${i} `.padEnd(120, 'x') });
     const sendBody = (n: number) => JSON.stringify({ messages: Array.from({ length: n }, (_, i) => message(i)) });
@@ -237,6 +239,7 @@ const main = async () => {
     const ratio = (a: number, b: number) => (a / b).toFixed(2);
     row('bare Fastify GET (anchor, during health)', fmt(health.anchor));
     row('bare Fastify POST (anchor, during send 1)', fmt(send1.anchor));
+    row('idle CPU', `${idleCpu.toFixed(0)} ms a second, all threads (role all, an app and a key, no requests; 10 s)`);
     row('health', `${fmt(health.relay)} — ${health.ratio.toFixed(2)}× bare GET (target ≥ 0.95)`);
     row(
       'health beside a bare GET with the same headers',

@@ -31,3 +31,26 @@ export const memoryMaps = (pid: number): { anonymousMb: number; cHeapMb: number;
   }
   return totals;
 };
+
+/** USER_HZ: Linux reports CPU times in 1/100 s on every architecture Relay runs on. */
+const CLOCK_TICKS = 100;
+
+/** CPU time a process has used so far, all its threads, in ms (user + system, summed over /proc/<pid>/task). */
+export const cpuMs = (pid: number) =>
+  fs.readdirSync(`/proc/${pid}/task`).reduce((sum, task) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return sum + ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+    } catch {
+      return sum; // a thread that ended meanwhile
+    }
+  }, 0);
+
+/** How much CPU a process uses per second of wall time over `seconds`, doing whatever it does (ms/s). */
+export const cpuMsPerSecond = async (pid: number, seconds: number) => {
+  const before = cpuMs(pid);
+  const start = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  return ((cpuMs(pid) - before) * 1000) / (performance.now() - start);
+};
