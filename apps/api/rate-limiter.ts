@@ -1,8 +1,17 @@
+import { prefixedNames } from '../../domain/shared/prefixed-names.ts';
+
 /**
  * Per-credential rate limiting, per the interface's Limits section: separate buckets per
  * endpoint (`poll:<credentialId>`, `send:<credentialId>`), windows anchored at a bucket's first
  * use and lasting `windowMs`, held in this process only, expired buckets evicted periodically.
  */
+/** The public API's buckets of a credential (`poll:<credentialId>` ...), each name made once. */
+export const buckets = {
+  poll: prefixedNames('poll:'),
+  send: prefixedNames('send:'),
+  verify: prefixedNames('verify:'),
+} as const;
+
 export interface LimitDecision {
   readonly allowed: boolean;
   /** Units left in the window after this decision. */

@@ -1,6 +1,7 @@
 import type { DeliveryPolicy } from '../../domain/delivery/policy.ts';
 import { MESSENGERS } from '../../domain/shared/messengers.ts';
 import type { TopicPolicy } from '../../infra/broker/port.ts';
+import { prefixedNames } from '../../domain/shared/prefixed-names.ts';
 
 /**
  * The names the delivery pipeline is built from, in one place: the broker's topics, its consumer
@@ -17,7 +18,7 @@ export const topics = {
   /** Notices of abandoned messages (no body). */
   dead: 'outbound.dead',
   /** What contacts wrote to an app: popped by poll. */
-  inbound: (appId: string) => `inbound.${appId}`,
+  inbound: prefixedNames('inbound.'),
   /** Every event of a category, for analytics consumers (Kafka only). */
   events: (category: string) => `events.${category}`,
 } as const;

@@ -71,6 +71,11 @@ export class CredentialsProjection implements Projection {
     return [...this.byId.values()].filter((c) => c.userId === userId);
   }
 
+  /** Whether any live webhook-header credential reads its key from a header of its own. */
+  get hasCustomHeaderNames(): boolean {
+    return this.headerNameCounts.size > 0;
+  }
+
   /** Whether a live webhook-header credential reads its key from this (lower-cased) header. */
   isCustomHeaderName(name: string): boolean {
     return this.headerNameCounts.has(name);

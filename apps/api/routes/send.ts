@@ -3,7 +3,7 @@ import { MAX_BATCH } from '../../../domain/send-batch/validate.ts';
 import type { RelayContext } from '../../boot/context.ts';
 import type { FastifyRequest } from 'fastify';
 import { AUTH_ERRORS, requireCaller, sendRateLimited, type Caller } from '../auth-guard.ts';
-import type { RateLimiter } from '../rate-limiter.ts';
+import { buckets, type RateLimiter } from '../rate-limiter.ts';
 import { errorBody, sendBody, sendResponse } from '../schemas.ts';
 import { enqueueMessages, validateBatch } from '../send-messages.ts';
 
@@ -66,7 +66,7 @@ export const sendRoute =
           ctx.models.users.tierOf(caller.credential.userId) === 'paid'
             ? ctx.config.RATE_LIMIT_SEND_PAID_PER_MIN
             : ctx.config.RATE_LIMIT_SEND_FREE_PER_MIN;
-        const bucket = `send:${caller.credential.credentialId}`;
+        const bucket = buckets.send(caller.credential.credentialId);
         const { accepted, failed } = validateBatch(items, caller);
         if (accepted.length === 0) {
           return reply.code(400).send({ error: SEND_BATCH_ERRORS.noneAccepted, ...body([], failed) });

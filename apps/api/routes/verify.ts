@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { RelayContext } from '../../boot/context.ts';
 import { AUTH_ERRORS, requireCaller, sendRateLimited } from '../auth-guard.ts';
-import type { RateLimiter } from '../rate-limiter.ts';
+import { buckets, type RateLimiter } from '../rate-limiter.ts';
 import { errorBody, verifyResponse } from '../schemas.ts';
 
 export const verifyRoute =
@@ -15,7 +15,7 @@ export const verifyRoute =
         const caller = requireCaller(ctx, request, reply, 401);
         if (!caller) return;
         if (caller.appIds.length === 0) return void reply.code(401).send({ error: AUTH_ERRORS.noApps });
-        const decision = limiter.consume(`verify:${caller.credential.credentialId}`, 1, ctx.config.RATE_LIMIT_VERIFY_PER_MIN);
+        const decision = limiter.consume(buckets.verify(caller.credential.credentialId), 1, ctx.config.RATE_LIMIT_VERIFY_PER_MIN);
         if (!decision.allowed) return void sendRateLimited(ctx, 'verify', reply, decision.resetAt);
         reply.code(200).send({ valid: true as const, appIds: caller.appIds });
       },
