@@ -44,27 +44,16 @@ export class SimulatorConnector implements MessengerConnector {
   }
 
   async deliver(delivery: OutboundDelivery): Promise<DeliveryResult> {
-    const attempt = this.store.attemptsOf(delivery.messageId) + 1;
     const rejection = rejectionOf(this.messenger, delivery.contactId, delivery.text);
-    const injected = rejection ? undefined : this.store.consumeFailure(this.messenger, delivery.contactId);
-    const result: DeliveryResult = rejection
-      ? { ok: false, permanent: true, reason: rejection }
-      : injected
-        ? { ok: false, permanent: injected.permanent, reason: injected.reason }
-        : { ok: true };
-    this.store.record({
-      messageId: delivery.messageId,
-      messenger: this.messenger,
-      from: delivery.from,
-      contactId: delivery.contactId,
-      text: delivery.text,
-      groupId: delivery.groupId ?? null,
-      attempt,
-      ok: result.ok,
-      reason: result.ok ? null : result.reason,
-      at: Date.now(),
-    });
-    return result;
+    return this.store.handOver(
+      { messageId: delivery.messageId, messenger: this.messenger, from: delivery.from, contactId: delivery.contactId, text: delivery.text, groupId: delivery.groupId ?? null },
+      (takeFailure) => {
+        // What the messenger would refuse is refused before any injected failure is spent.
+        if (rejection) return { ok: false, permanent: true, reason: rejection };
+        const injected = takeFailure();
+        return injected ? { ok: false, permanent: injected.permanent, reason: injected.reason } : { ok: true };
+      },
+    );
   }
 
   async listen(onInbound: (message: InboundFromContact) => Promise<void>): Promise<void> {

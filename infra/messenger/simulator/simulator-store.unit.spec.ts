@@ -23,4 +23,40 @@ describe('the simulator’s outbox', () => {
     expect(kept[0]!.messageId).toBe(`m${100 - kept.length}`);
     store.close();
   });
+
+  it('decides and records the deliveries handed in one turn together: attempts counted in order, injected failures taken once', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-sim-'));
+    dirs.push(dir);
+    const store = new SimulatorStore(dir);
+    store.failNext('signal', '+1557', 1, 'unreachable');
+    const handed = (messageId: string, contactId: string) => ({ messageId, messenger: 'signal' as const, from: '+1555', contactId, text: messageId, groupId: null });
+    const takeIt = (take: () => { reason: string; permanent: boolean } | undefined) => {
+      const injected = take();
+      return injected ? { ok: false as const, permanent: injected.permanent, reason: injected.reason } : { ok: true as const };
+    };
+    const results = await Promise.all([
+      store.handOver(handed('m1', '+1556'), takeIt),
+      store.handOver(handed('m2', '+1557'), takeIt),
+      store.handOver(handed('m3', '+1557'), takeIt),
+      store.handOver(handed('m1', '+1556'), takeIt),
+    ]);
+    expect(results).toEqual([{ ok: true }, { ok: false, permanent: false, reason: 'unreachable' }, { ok: true }, { ok: true }]);
+    expect(store.deliveries().map((d) => [d.messageId, d.attempt, d.ok, d.reason])).toEqual([
+      ['m1', 1, true, null],
+      ['m2', 1, false, 'unreachable'],
+      ['m3', 1, true, null],
+      ['m1', 2, true, null],
+    ]);
+    store.close();
+  });
+
+  it('rejects every delivery handed in a turn whose transaction fails', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-sim-'));
+    dirs.push(dir);
+    const store = new SimulatorStore(dir);
+    const handed = { messageId: 'm1', messenger: 'signal' as const, from: '+1555', contactId: '+1556', text: 't', groupId: null };
+    const both = Promise.allSettled([store.handOver(handed, () => ({ ok: true })), store.handOver(handed, () => ({ ok: true }))]);
+    store.close();
+    expect((await both).map((result) => result.status)).toEqual(['rejected', 'rejected']);
+  });
 });
