@@ -18,8 +18,8 @@ import fs from 'node:fs';
  *   `busyMs` all the time, no more often than plain polling would. The eager looks last 5 ms
  *   whatever `busyMs` is: with the broker's 25, a quiet file's first change made 25 looks in each
  *   thread, and the poll of a CLI-injected message got slower (p90 +0.8 ms, measured).
- * - Platforms that report writes late (NTFS updates a file's size lazily) find commits within
- *   `idleMs` instead.
+ * - Where a platform reports a write late or not at all (only Linux was tried), a commit is found
+ *   by the next idle look, within `idleMs`.
  */
 export interface CommitWatch {
   /** `watching`: the file is watched and nothing changed lately; `busy`: looking every `busyMs`. */
