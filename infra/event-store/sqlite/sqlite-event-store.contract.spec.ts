@@ -204,7 +204,9 @@ describe('SQLite event store (adapter specific)', () => {
     ]);
   });
   it('delivers what another process appends by watching its -wal file, when it polls seldom otherwise', async () => {
-    // Idle looks every 10 minutes: within the test, only the watch can make it look.
+    // Idle looks every 10 minutes: within the test, the watch makes it look (or, where the file
+    // could not be watched, the busy polling it falls back to: commit-watch.integration.spec.ts
+    // tests the watch itself).
     const store = open({ pollIntervalMs: 5, idlePollIntervalMs: 600_000 });
     await store.appendToStream('crash-1', [{ type: 'Written', data: { text: 'before' } }]);
     const seen: RecordedEvent[] = [];
