@@ -38,45 +38,31 @@ const single = (value: string | string[] | undefined) => (typeof value === 'stri
 const VIA_AUTHORIZATION: Via = { header: 'authorization' };
 const VIA_X_API_KEY: Via = { header: 'x-api-key' };
 
-/**
- * The keys a request presents, in order, each with the header it came in: `Authorization: Bearer`,
- * `X-API-Key`, then the custom headers of webhook-header credentials, a custom header counting
- * only when it carries the key of the credential that named it (any other value in it, a header
- * another client sends for its own reasons, is no key at all).
- */
-function* presentedKeys(headers: IncomingHttpHeaders, credentials: CredentialsProjection): Generator<{ key: string; via: Via }> {
-  const bearer = BEARER.exec(single(headers.authorization) ?? '')?.[1];
-  if (bearer) yield { key: bearer, via: VIA_AUTHORIZATION };
-  const xApiKey = single(headers['x-api-key'])?.trim();
-  if (xApiKey) yield { key: xApiKey, via: VIA_X_API_KEY };
-  if (!credentials.hasCustomHeaderNames) return;
-  for (const name in headers) {
-    if (!credentials.isCustomHeaderName(name)) continue;
-    const value = single(headers[name])?.trim();
-    if (!value) continue;
-    const credential = credentials.byKeyHash(hashKey(value));
-    if (credential?.type === 'webhook-header' && credential.webhookAuthHeaderName === name) yield { key: value, via: { header: 'custom', name } };
-  }
-}
-
 export const authenticate = (
   headers: IncomingHttpHeaders,
   credentials: CredentialsProjection,
   apps: AppsProjection,
 ): Authentication => {
-  // Most requests present one key, by Bearer: that one is looked up without the general walk.
-  if (headers['x-api-key'] === undefined && !credentials.hasCustomHeaderNames) {
-    const bearer = BEARER.exec(single(headers.authorization) ?? '')?.[1];
-    if (!bearer) return { kind: 'missing' };
-    const credential = credentials.byKeyHash(hashKey(bearer));
-    if (!credential) return { kind: 'unknown' };
-    if (!accepts(credential, VIA_AUTHORIZATION)) return { kind: 'wrong-header' };
-    return { kind: 'ok', credential, appIds: credential.appIds.filter((appId) => apps.isLive(appId)) };
+  const presented: Array<{ key: string; via: Via }> = [];
+  const bearer = BEARER.exec(single(headers.authorization) ?? '')?.[1];
+  if (bearer) presented.push({ key: bearer, via: VIA_AUTHORIZATION });
+  const xApiKey = single(headers['x-api-key'])?.trim();
+  if (xApiKey) presented.push({ key: xApiKey, via: VIA_X_API_KEY });
+  // A custom header counts only when it carries the key of the credential that named it: any
+  // other value in it (a header another client sends for its own reasons) is no key at all. The
+  // headers are walked only when some credential names one (most requests: none).
+  if (credentials.hasCustomHeaderNames) {
+    for (const name in headers) {
+      if (!credentials.isCustomHeaderName(name)) continue;
+      const value = single(headers[name])?.trim();
+      if (!value) continue;
+      const credential = credentials.byKeyHash(hashKey(value));
+      if (credential?.type === 'webhook-header' && credential.webhookAuthHeaderName === name) presented.push({ key: value, via: { header: 'custom', name } });
+    }
   }
-  let presented = false;
+  if (presented.length === 0) return { kind: 'missing' };
   let wrongHeader = false;
-  for (const { key, via } of presentedKeys(headers, credentials)) {
-    presented = true;
+  for (const { key, via } of presented) {
     const credential = credentials.byKeyHash(hashKey(key));
     if (!credential) continue;
     if (!accepts(credential, via)) {
@@ -85,6 +71,5 @@ export const authenticate = (
     }
     return { kind: 'ok', credential, appIds: credential.appIds.filter((appId) => apps.isLive(appId)) };
   }
-  if (!presented) return { kind: 'missing' };
   return wrongHeader ? { kind: 'wrong-header' } : { kind: 'unknown' };
 };

@@ -5,6 +5,7 @@ import { prefixedNames } from '../../domain/shared/prefixed-names.ts';
  * endpoint (`poll:<credentialId>`, `send:<credentialId>`), windows anchored at a bucket's first
  * use and lasting `windowMs`, held in this process only, expired buckets evicted periodically.
  */
+
 /** The public API's buckets of a credential (`poll:<credentialId>` ...), each name made once. */
 export const buckets = {
   poll: prefixedNames('poll:'),

@@ -31,7 +31,8 @@ export interface CommitWatchOptions {
   /** The database file; its `-wal` file is watched. */
   readonly file: string;
   readonly busyMs: number;
-  readonly idleMs: number;
+  /** Without it (or for `:memory:`, which no other process sees), nothing is watched: `look` runs every `busyMs`. */
+  readonly idleMs?: number | undefined;
   /** How long after the file's last change looks go on every `busyMs`. Default 100. */
   readonly windowMs?: number;
   /** Looks for new commits; must not throw. */
@@ -43,6 +44,10 @@ const EAGER_MS = 5;
 
 export const watchCommits = (options: CommitWatchOptions): CommitWatch => {
   const { busyMs, idleMs, look } = options;
+  if (idleMs === undefined || options.file === ':memory:') {
+    const timer = setInterval(look, busyMs).unref();
+    return { state: 'busy', close: () => clearInterval(timer) };
+  }
   const windowMs = options.windowMs ?? 100;
   const walFile = `${options.file}-wal`;
   let closed = false;

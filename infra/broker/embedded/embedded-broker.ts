@@ -256,13 +256,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
     }
   };
   const idlePollIntervalMs = options.idlePollIntervalMs === undefined ? undefined : positive(options.idlePollIntervalMs, 'idlePollIntervalMs');
-  const poller =
-    idlePollIntervalMs === undefined || options.path === ':memory:'
-      ? (() => {
-          const timer = setInterval(look, pollIntervalMs).unref();
-          return { close: () => clearInterval(timer) };
-        })()
-      : watchCommits({ file: options.path, busyMs: pollIntervalMs, idleMs: idlePollIntervalMs, look });
+  const poller = watchCommits({ file: options.path, busyMs: pollIntervalMs, idleMs: idlePollIntervalMs, look });
 
   const maintenance = createLogMaintenance(db, groupCommit, {
     consumedRetentionMs: retentionMs,

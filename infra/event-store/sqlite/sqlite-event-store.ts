@@ -125,9 +125,7 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
   const idlePollIntervalMs = options.idlePollIntervalMs === undefined ? undefined : positiveMs(options.idlePollIntervalMs, 'idlePollIntervalMs');
   const registry = createSubscriptionRegistry({
     pollIntervalMs,
-    ...(idlePollIntervalMs === undefined || options.path === ':memory:'
-      ? {}
-      : { poller: (poll: () => void) => watchCommits({ file: options.path, busyMs: pollIntervalMs, idleMs: idlePollIntervalMs, look: poll }) }),
+    poller: (poll) => watchCommits({ file: options.path, busyMs: pollIntervalMs, idleMs: idlePollIntervalMs, look: poll }),
     head: () => guard(() => selectHead.get() ?? 0n),
     onHead: (head, polled) => {
       if (head <= knownHead) return;
