@@ -367,6 +367,41 @@ export function eventStoreContract(name: string, factory: () => Promise<EventSto
         expect(dataOf(orders)).toEqual([{ n: 3 }, { n: 4 }]);
       });
 
+      it('reads several categories in order over a range longer than a few thousand events, by pages, with the other criteria', async () => {
+        // Interleaved: 3,000 events of three categories, appended a category at a time in turns of 100.
+        const expected: number[] = [];
+        let n = 0;
+        for (let turn = 0; turn < 10; turn++) {
+          for (const category of ['alpha', 'beta', 'gamma']) {
+            const events = Array.from({ length: 100 }, () => {
+              n += 1;
+              if (category !== 'beta') expected.push(n);
+              return event(n % 7 === 0 ? 'Seventh' : 'Other', { n });
+            });
+            await store.appendToStream(`${category}-${turn}`, events);
+          }
+        }
+        const filter = { categories: ['gamma', 'alpha', 'gamma'] };
+        const pages: number[][] = [];
+        let after = 0n;
+        for (;;) {
+          const page = await store.readAll({ after, limit: 700, filter });
+          if (page.length === 0) break;
+          pages.push(page.map((e) => (e.data as { n: number }).n));
+          after = page.at(-1)!.globalPosition;
+        }
+        expect(pages.map((page) => page.length)).toEqual([700, 700, 600]);
+        expect(pages.flat()).toEqual(expected);
+        const sevenths = await store.readAll({ limit: 5000, filter: { ...filter, types: ['Seventh'] } });
+        expect(sevenths.map((e) => (e.data as { n: number }).n)).toEqual(expected.filter((k) => k % 7 === 0));
+
+        const seen = collector();
+        const subscription = subscribe({ after: 0n, batchSize: 250, filter, handler: (events) => seen.handler(events) });
+        await subscription.catchUp();
+        expect(dataOf(seen.events)).toEqual(expected.map((k) => ({ n: k })));
+        for (const batch of seen.batches) expect(batch.length).toBeLessThanOrEqual(250);
+      });
+
       it('filters by recordedAt: since inclusive, until exclusive', async () => {
         for (const n of [1, 2, 3]) {
           await store.appendToStream('tick-1', numbered(n));

@@ -1,12 +1,17 @@
 import type Database from 'better-sqlite3';
 import type { EventFilter, RecordedEvent } from '../port.ts';
 import { distinctTags, epochMs } from '../validation.ts';
-import { readAllSql, sql, tagPositionsSql, type EventRow, type ReadAllShape } from './schema.ts';
+import { categoryPositionsSql, readAllSql, sql, tagPositionsSql, type EventRow, type ReadAllShape } from './schema.ts';
 
 /** Statements of filtered reads kept prepared (one per shape of filter and limit). */
 const STATEMENT_CACHE_SIZE = 64;
-/** Positions one tag's cursor reads at a time while tags are merged. */
-const TAG_CHUNK = 256;
+/** Positions one tag's or category's cursor reads at a time while they are merged. */
+const CHUNK = 256;
+/**
+ * Up to this many positions (the log's positions are dense), several categories are read by one
+ * statement that sorts what matches; over a longer range, one cursor per category, merged.
+ */
+const SORTED_RANGE = 2048n;
 
 export interface EventPage {
   readonly events: RecordedEvent[];
@@ -71,6 +76,10 @@ export const createEventReader = (db: Database.Database) => {
   };
 
   const readUntagged = (after: bigint, upTo: bigint | undefined, limit: number, maxBytes: number, filter: EventFilter | undefined): EventPage => {
+    const categories = filter?.categories;
+    if (categories !== undefined && new Set(categories).size > 1 && (upTo === undefined || upTo - after > SORTED_RANGE)) {
+      return readByCategories([...new Set(categories)], after, upTo, limit, maxBytes, filter);
+    }
     const statement = prepared<EventRow>(readAllSql(shapeOf(filter, upTo !== undefined, limit)));
     const parameters: unknown[] = [after, ...(upTo === undefined ? [] : [upTo]), ...criteriaParameters(filter)];
     const page = pager(maxBytes);
@@ -81,15 +90,17 @@ export const createEventReader = (db: Database.Database) => {
     return { events: page.events, cut: page.events.length === limit };
   };
 
-  const readTagged = (tags: readonly string[], after: bigint, upTo: bigint, limit: number, maxBytes: number, filter: EventFilter | undefined): EventPage => {
-    const statement = prepared<bigint>(tagPositionsSql(shapeOf(filter, true, TAG_CHUNK))).pluck();
-    const others = criteriaParameters(filter);
-    const cursors = distinctTags(tags).map((tag) => ({ tag, after, buffer: [] as bigint[], index: 0, exhausted: false }));
+  /**
+   * The events at the positions several ordered cursors give (each read in chunks of CHUNK after
+   * where it stands), merged in position order, as a page.
+   */
+  const mergePositions = (chunkOf: (key: string, after: bigint) => bigint[], keys: readonly string[], after: bigint, limit: number, maxBytes: number): EventPage => {
+    const cursors = keys.map((key) => ({ key, after, buffer: [] as bigint[], index: 0, exhausted: false }));
     const head = (cursor: (typeof cursors)[number]): bigint | undefined => {
       if (cursor.index === cursor.buffer.length && !cursor.exhausted) {
-        cursor.buffer = statement.all(cursor.tag, cursor.after, upTo, ...others);
+        cursor.buffer = chunkOf(cursor.key, cursor.after);
         cursor.index = 0;
-        cursor.exhausted = cursor.buffer.length < TAG_CHUNK;
+        cursor.exhausted = cursor.buffer.length < CHUNK;
         if (cursor.buffer.length > 0) cursor.after = cursor.buffer.at(-1)!;
       }
       return cursor.buffer[cursor.index];
@@ -107,6 +118,27 @@ export const createEventReader = (db: Database.Database) => {
       if (row !== undefined && !page.add(row)) return { events: page.events, cut: true };
     }
     return { events: page.events, cut: true };
+  };
+
+  /**
+   * Several categories over a long range: one cursor per category on the (category, position)
+   * index, merged. A single statement with `category IN (...)` reads that index category by
+   * category and sorts every matching row of the range to return the first `limit`: with a
+   * subscription 300,000 events behind, each page of 20 cost the whole backlog, and the
+   * publisher-lag gauge held the API thread 250-550 ms per scrape of /metrics.
+   */
+  const readByCategories = (categories: readonly string[], after: bigint, upTo: bigint | undefined, limit: number, maxBytes: number, filter: EventFilter | undefined): EventPage => {
+    const { categories: _merged, ...rest } = filter ?? {};
+    const statement = prepared<bigint>(categoryPositionsSql(shapeOf(rest, upTo !== undefined, CHUNK))).pluck();
+    const others = criteriaParameters(rest);
+    const bound = upTo === undefined ? [] : [upTo];
+    return mergePositions((category, from) => statement.all(category, from, ...bound, ...others), categories, after, limit, maxBytes);
+  };
+
+  const readTagged = (tags: readonly string[], after: bigint, upTo: bigint, limit: number, maxBytes: number, filter: EventFilter | undefined): EventPage => {
+    const statement = prepared<bigint>(tagPositionsSql(shapeOf(filter, true, CHUNK))).pluck();
+    const others = criteriaParameters(filter);
+    return mergePositions((tag, from) => statement.all(tag, from, upTo, ...others), distinctTags(tags), after, limit, maxBytes);
   };
 
   return {

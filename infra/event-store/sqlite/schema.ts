@@ -193,6 +193,17 @@ export const readAllSql = (shape: ReadAllShape): string => {
 };
 
 /**
+ * The positions of one category's events after ? (and up to ?), matching the other criteria (the
+ * shape's categories left out), in order, at most `limit`: a range of the (category, position)
+ * index. Parameters: category, after, [upTo], then as readAllSql without the categories.
+ */
+export const categoryPositionsSql = (shape: ReadAllShape): string => {
+  if (!Number.isSafeInteger(shape.limit) || shape.limit < 0) throw new RangeError(`Invalid limit ${shape.limit}`);
+  const where = ['category = ?', 'global_position > ?', ...(shape.upTo ? ['global_position <= ?'] : []), ...criteria({ ...shape, categories: undefined }, '')];
+  return `SELECT global_position FROM events INDEXED BY events_category_position WHERE ${where.join(' AND ')} ORDER BY global_position LIMIT ${shape.limit}`;
+};
+
+/**
  * The positions of one tag's events after ? (and up to ?), matching the other criteria, in order,
  * at most `limit`: a range of event_tags' primary key, each entry checked against its event only
  * when there are other criteria. Parameters: tag, after, [upTo], then as readAllSql.
