@@ -86,7 +86,6 @@ export const sql = {
   commit: `INSERT INTO group_offsets (group_id, topic, next_offset) VALUES (?, ?, ?)
            ON CONFLICT (group_id, topic) DO UPDATE SET next_offset = max(next_offset, excluded.next_offset)`,
   countAll: 'SELECT count(*) FROM records WHERE topic = ?',
-  countFrom: 'SELECT count(*) FROM records WHERE topic = ? AND offset >= ?',
   lease: 'SELECT owner, expires_at FROM group_leases WHERE group_id = ? AND topic = ?',
   takeLease: `INSERT INTO group_leases (group_id, topic, owner, expires_at) VALUES (?, ?, ?, ?)
               ON CONFLICT (group_id, topic) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at`,
