@@ -31,6 +31,8 @@ export const configSchema = z.object({
   KAFKA_PARTITIONS: integer(3, 1),
   KAFKA_TOPIC_PREFIX: z.string().regex(/^[A-Za-z0-9._-]{0,100}$/, 'must be letters, digits, dots, dashes or underscores').default(''),
   SQLITE_SYNCHRONOUS: z.enum(['off', 'normal', 'full', 'extra']).default('full'),
+  /** Role `all`: the nice value of the pipeline's worker thread (Linux; 0: the API thread's own priority). */
+  PIPELINE_THREAD_NICE: integer(5, 0).pipe(z.number().max(19)),
   RATE_LIMIT_POLL_PER_MIN: integer(100, 1),
   RATE_LIMIT_SEND_FREE_PER_MIN: integer(600, 1),
   RATE_LIMIT_SEND_PAID_PER_MIN: integer(2000, 1),

@@ -147,7 +147,7 @@ export const startDeliveryWorker = (given: DeliveryWorkerDeps): Promise<Consumer
   return deps.broker.consume({
     groupId: DELIVERY_GROUP,
     topics: deliveryTopics(deps.policy),
-    batchSize: 25,
+    batchSize: 100,
     handler: async (records) => {
       const values = records.map((record) => JSON.parse(record.value) as OutboundRecord);
       // The records' data keys in one read (a key destroyed during this call still serves it: milliseconds).

@@ -97,7 +97,8 @@ export const startQueuePublisher = (
     name: checkpoints.queuePublisher,
     filter: QUEUE_PUBLISHER_FILTER,
     // A send batch event carries up to 50 messages: small batches keep each publish short.
-    batchSize: 20,
+    batchSize: 200,
+    maxBatchBytes: 64 * 1024,
     log: log.child({ component: 'queue-publisher' }),
     handler: async (events) => {
       // In order: records of an app published before its deletion, then the queue deleted with them.

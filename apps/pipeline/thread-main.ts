@@ -3,6 +3,7 @@ import { startParts, type RunningRelay } from '../boot/runtime.ts';
 import type { Config } from '../boot/config.ts';
 import { createLogger } from '../boot/logger.ts';
 import type { FromPipeline, ToPipeline } from './thread-messages.ts';
+import { lowerThisThreadPriority } from './thread-priority.ts';
 import { answer, startStatisticsModel, statisticsSnapshotFile, type StatisticsModel } from '../read-models/statistics-model.ts';
 
 /**
@@ -15,6 +16,7 @@ import { answer, startStatisticsModel, statisticsSnapshotFile, type StatisticsMo
 const port = parentPort!;
 const { config } = workerData as { config: Config };
 const say = (message: FromPipeline) => port.postMessage(message);
+lowerThisThreadPriority(config.PIPELINE_THREAD_NICE);
 
 // The code is loaded by now; the stores are opened when the API thread says (pipeline-thread.ts).
 await new Promise<void>((resolve) => {

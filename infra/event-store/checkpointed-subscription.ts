@@ -22,11 +22,14 @@ export const startCheckpointedSubscription = async (
     handler: (events: RecordedEvent[]) => Promise<void>;
     log: Logger;
     batchSize?: number;
+    /** At most this many bytes of event data and metadata per batch (the store's default: 4 MiB). */
+    maxBatchBytes?: number;
   },
 ): Promise<CheckpointedSubscription> => {
   const subscription = await startResilientSubscription(store, {
     filter: options.filter,
     batchSize: options.batchSize ?? 500,
+    maxBatchBytes: options.maxBatchBytes,
     resumeAfter: async () => (await store.readCheckpoint(options.name)) ?? 0n,
     handler: async (events) => {
       await options.handler(events);

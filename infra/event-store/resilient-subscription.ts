@@ -24,6 +24,8 @@ export interface ResilientSubscription {
 export interface ResilientSubscriptionOptions {
   readonly filter: EventFilter;
   readonly batchSize?: number | undefined;
+  /** At most this many bytes of event data and metadata per batch (the store's default: 4 MiB). */
+  readonly maxBatchBytes?: number | undefined;
   /** The position to subscribe after, asked at the start and at every resumption. */
   readonly resumeAfter: () => Promise<bigint> | bigint;
   readonly handler: (events: RecordedEvent[]) => Promise<void> | void;
@@ -60,6 +62,7 @@ export const startResilientSubscription = async (store: EventStore, options: Res
         after,
         filter: options.filter,
         ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
+        ...(options.maxBatchBytes === undefined ? {} : { maxBatchBytes: options.maxBatchBytes }),
         handler: async (events) => {
           await options.handler(events);
           delay = options.minDelayMs;
