@@ -96,7 +96,8 @@ export const startQueuePublisher = (
   startCheckpointedSubscription(store, {
     name: checkpoints.queuePublisher,
     filter: QUEUE_PUBLISHER_FILTER,
-    // A send batch event carries up to 50 messages: small batches keep each publish short.
+    // Up to 200 events or 64 KiB (a send batch of 50 messages is ~15 KiB: a page of ~4 of them is
+    // 200 records): a publisher behind a backlog makes few synced commits per event, each short.
     batchSize: 200,
     maxBatchBytes: 64 * 1024,
     log: log.child({ component: 'queue-publisher' }),

@@ -31,6 +31,7 @@ export interface EventPage {
 export const createEventReader = (db: Database.Database) => {
   const statements = new Map<string, Database.Statement<unknown[], unknown>>();
   const eventAt = db.prepare<[bigint], EventRow>(sql.eventAt);
+  const headNow = db.prepare<[], bigint>(sql.headPosition).pluck();
 
   const prepared = <R>(text: string): Database.Statement<unknown[], R> => {
     let statement = statements.get(text);
@@ -78,7 +79,9 @@ export const createEventReader = (db: Database.Database) => {
   const readUntagged = (after: bigint, upTo: bigint | undefined, limit: number, maxBytes: number, filter: EventFilter | undefined): EventPage => {
     const categories = filter?.categories;
     if (categories !== undefined && new Set(categories).size > 1 && (upTo === undefined || upTo - after > SORTED_RANGE)) {
-      return readByCategories([...new Set(categories)], after, upTo, limit, maxBytes, filter);
+      // Its statements must all see the log up to the same point (another connection may commit
+      // between two of them): up to the head committed now, as a read by tags.
+      return readByCategories([...new Set(categories)], after, upTo ?? headNow.get()!, limit, maxBytes, filter);
     }
     const statement = prepared<EventRow>(readAllSql(shapeOf(filter, upTo !== undefined, limit)));
     const parameters: unknown[] = [after, ...(upTo === undefined ? [] : [upTo]), ...criteriaParameters(filter)];
@@ -127,12 +130,11 @@ export const createEventReader = (db: Database.Database) => {
    * subscription 300,000 events behind, each page of 20 cost the whole backlog, and the
    * publisher-lag gauge held the API thread 250-550 ms per scrape of /metrics.
    */
-  const readByCategories = (categories: readonly string[], after: bigint, upTo: bigint | undefined, limit: number, maxBytes: number, filter: EventFilter | undefined): EventPage => {
+  const readByCategories = (categories: readonly string[], after: bigint, upTo: bigint, limit: number, maxBytes: number, filter: EventFilter | undefined): EventPage => {
     const { categories: _merged, ...rest } = filter ?? {};
-    const statement = prepared<bigint>(categoryPositionsSql(shapeOf(rest, upTo !== undefined, CHUNK))).pluck();
+    const statement = prepared<bigint>(categoryPositionsSql(shapeOf(rest, true, CHUNK))).pluck();
     const others = criteriaParameters(rest);
-    const bound = upTo === undefined ? [] : [upTo];
-    return mergePositions((category, from) => statement.all(category, from, ...bound, ...others), categories, after, limit, maxBytes);
+    return mergePositions((category, from) => statement.all(category, from, upTo, ...others), categories, after, limit, maxBytes);
   };
 
   const readTagged = (tags: readonly string[], after: bigint, upTo: bigint, limit: number, maxBytes: number, filter: EventFilter | undefined): EventPage => {
