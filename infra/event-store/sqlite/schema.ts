@@ -179,6 +179,12 @@ const inList = (column: string, count: number | undefined): string | undefined =
   return `${column} IN (${Array.from({ length: count }, () => '?').join(', ')})`;
 };
 
+/** The shape's limit, inlined into the SQL: a non-negative safe integer, or a RangeError. */
+const limitOf = (shape: ReadAllShape): number => {
+  if (!Number.isSafeInteger(shape.limit) || shape.limit < 0) throw new RangeError(`Invalid limit ${shape.limit}`);
+  return shape.limit;
+};
+
 /**
  * `SELECT ... WHERE global_position > ? [AND ...] ORDER BY global_position LIMIT n`. Parameters
  * follow the order of the clauses: after, upTo, categories, streams, types, since, until.
@@ -188,8 +194,7 @@ const inList = (column: string, count: number | undefined): string | undefined =
  */
 export const readAllSql = (shape: ReadAllShape): string => {
   const where = ['global_position > ?', ...(shape.upTo ? ['global_position <= ?'] : []), ...criteria(shape, '')];
-  if (!Number.isSafeInteger(shape.limit) || shape.limit < 0) throw new RangeError(`Invalid limit ${shape.limit}`);
-  return `SELECT ${eventColumns} FROM events WHERE ${where.join(' AND ')} ORDER BY global_position LIMIT ${shape.limit}`;
+  return `SELECT ${eventColumns} FROM events WHERE ${where.join(' AND ')} ORDER BY global_position LIMIT ${limitOf(shape)}`;
 };
 
 /**
@@ -198,9 +203,8 @@ export const readAllSql = (shape: ReadAllShape): string => {
  * index. Parameters: category, after, [upTo], then as readAllSql without the categories.
  */
 export const categoryPositionsSql = (shape: ReadAllShape): string => {
-  if (!Number.isSafeInteger(shape.limit) || shape.limit < 0) throw new RangeError(`Invalid limit ${shape.limit}`);
   const where = ['category = ?', 'global_position > ?', ...(shape.upTo ? ['global_position <= ?'] : []), ...criteria({ ...shape, categories: undefined }, '')];
-  return `SELECT global_position FROM events INDEXED BY events_category_position WHERE ${where.join(' AND ')} ORDER BY global_position LIMIT ${shape.limit}`;
+  return `SELECT global_position FROM events INDEXED BY events_category_position WHERE ${where.join(' AND ')} ORDER BY global_position LIMIT ${limitOf(shape)}`;
 };
 
 /**
@@ -209,9 +213,8 @@ export const categoryPositionsSql = (shape: ReadAllShape): string => {
  * when there are other criteria. Parameters: tag, after, [upTo], then as readAllSql.
  */
 export const tagPositionsSql = (shape: ReadAllShape): string => {
-  if (!Number.isSafeInteger(shape.limit) || shape.limit < 0) throw new RangeError(`Invalid limit ${shape.limit}`);
   const others = criteria(shape, 'e.');
   const where = ['t.tag = ?', 't.global_position > ?', ...(shape.upTo ? ['t.global_position <= ?'] : []), ...others];
   const join = others.length > 0 ? ' JOIN events e ON e.global_position = t.global_position' : '';
-  return `SELECT t.global_position FROM event_tags t${join} WHERE ${where.join(' AND ')} ORDER BY t.global_position LIMIT ${shape.limit}`;
+  return `SELECT t.global_position FROM event_tags t${join} WHERE ${where.join(' AND ')} ORDER BY t.global_position LIMIT ${limitOf(shape)}`;
 };
