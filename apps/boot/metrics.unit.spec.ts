@@ -3,6 +3,7 @@ import { defaultDeliveryPolicy } from '../../domain/delivery/policy.ts';
 import type { Broker } from '../../infra/broker/port.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
 import { createMetrics, type MetricsSources } from './metrics.ts';
+import { QUEUE_PUBLISHER_FILTER } from '../pipeline/topology.ts';
 
 /** A broker whose depth answers from a table (or fails, or never answers). */
 const fakeBroker = (depth: (topic: string, group?: string) => Promise<number>, ready = true) =>
@@ -16,7 +17,7 @@ const fakeStore = (head: bigint, checkpoint: bigint | undefined | Error) =>
       return name === 'publisher' ? checkpoint : undefined;
     },
     // Every event after `after` is one the publisher reads.
-    readAll: async ({ after = 0n }: { after?: bigint } = {}) => Array.from({ length: Number(head - after) }, () => ({})),
+    countAll: async ({ after = 0n, limit }: { after?: bigint; limit: number }) => Math.min(Number(head - after), limit),
   }) as unknown as EventStore;
 
 const metricsOf = (sources: Partial<MetricsSources>) =>
@@ -93,6 +94,18 @@ describe('metrics', () => {
   it('a publisher that never stored a checkpoint lags by the whole history', async () => {
     const lines = await samples(metricsOf({ store: fakeStore(5n, undefined) }));
     expect(lines).toContain('relay_publisher_checkpoint_lag 5');
+  });
+
+  it("counts the publisher's lag in the store, of the events it publishes from, up to 10,000", async () => {
+    const asked: unknown[] = [];
+    const store = fakeStore(50_000n, 7n);
+    const counting = store.countAll.bind(store);
+    store.countAll = async (options) => {
+      asked.push(options);
+      return counting(options);
+    };
+    expect(await samples(metricsOf({ store }))).toContain('relay_publisher_checkpoint_lag 10000');
+    expect(asked).toEqual([{ after: 7n, filter: QUEUE_PUBLISHER_FILTER, limit: 10_000 }]);
   });
 
   it('a broker that fails or does not answer in time leaves the lag unset and reports not ready', async () => {

@@ -91,6 +91,17 @@ export interface ReadAllOptions {
   readonly filter?: EventFilter;
 }
 
+export interface CountAllOptions {
+  /** Count events with globalPosition strictly greater than this. Default 0n (from the start). */
+  readonly after?: bigint;
+  readonly filter?: EventFilter;
+  /**
+   * Counting stops here: the answer is at most `limit`, and a count costs no more than reading
+   * this many entries of an index (never the events' data).
+   */
+  readonly limit: number;
+}
+
 export interface SubscribeOptions {
   /** Deliver events with globalPosition strictly greater than this. */
   readonly after: bigint;
@@ -129,6 +140,11 @@ export interface EventStore {
    */
   appendToStream(streamName: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult>;
   readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
+  /**
+   * How many events `readAll` would return with the same `after` and filter and no limit of
+   * bytes, up to `limit` (a lag: how far behind the log a reader is).
+   */
+  countAll(options: CountAllOptions): Promise<number>;
   /** Catch-up subscription: replays from `after`, then follows new commits (live). */
   subscribe(options: SubscribeOptions): Subscription;
   /** Highest global position committed (0n for an empty store). */
@@ -280,8 +296,12 @@ export const categoryOf = (streamName: string): string => {
 };
 
 /** `ReadAllOptions.limit` with its default (1000); anything but an integer >= 0 is a RangeError. */
-export const readAllLimit = (options: ReadAllOptions | undefined): number => {
-  const limit = options?.limit ?? 1000;
+export const readAllLimit = (options: ReadAllOptions | undefined): number => wholeLimit(options?.limit ?? 1000);
+
+/** `CountAllOptions.limit`: anything but an integer >= 0 is a RangeError. */
+export const countAllLimit = (options: CountAllOptions): number => wholeLimit(options.limit);
+
+const wholeLimit = (limit: number): number => {
   if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`limit must be an integer >= 0, got ${limit}`);
   return limit;
 };

@@ -22,8 +22,9 @@ export interface SignalPaceFigures {
 
 const rpc = async (url: string, method: string, params?: Record<string, unknown>) => {
   const res = await fetch(`${url}/api/v1/rpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
-  const answer = (await res.json()) as { result?: unknown; error?: { message: string } };
-  if (answer.error) throw new Error(`signal-cli ${method}: ${answer.error.message}`);
+  const answer = (await res.json()) as { result?: unknown; error?: { message: string; data?: unknown } };
+  // signal-cli says why a send failed in the error's data (each recipient's result).
+  if (answer.error) throw new Error(`signal-cli ${method}: ${answer.error.message}${answer.error.data === undefined ? '' : ` ${JSON.stringify(answer.error.data)}`}`);
   return answer.result;
 };
 

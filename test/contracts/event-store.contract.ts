@@ -367,6 +367,30 @@ export function eventStoreContract(name: string, factory: () => Promise<EventSto
         expect(dataOf(orders)).toEqual([{ n: 3 }, { n: 4 }]);
       });
 
+      it('counts the events a read would return, after a position and with every criterion, up to a limit', async () => {
+        const positions = await seed();
+        await store.appendToStream('order-3-gift', [event('OrderPlaced', { n: 6 })]);
+        const count = (options: Parameters<EventStore['countAll']>[0]) => store.countAll(options);
+        expect(await count({ limit: 1000 })).toBe(6);
+        expect(await count({ after: positions[1]!, limit: 1000 })).toBe(4);
+        expect(await count({ after: positions[1]!, limit: 2 })).toBe(2);
+        expect(await count({ limit: 0 })).toBe(0);
+        expect(await count({ after: 1000n, limit: 10 })).toBe(0);
+        expect(await count({ limit: 10, filter: { categories: ['order'] } })).toBe(4);
+        expect(await count({ limit: 10, filter: { categories: ['user', 'credential'] } })).toBe(2);
+        expect(await count({ limit: 10, filter: { categories: ['credential', 'order', 'credential'] } })).toBe(5);
+        expect(await count({ limit: 3, filter: { categories: ['credential', 'order'] } })).toBe(3);
+        expect(await count({ after: positions[2]!, limit: 10, filter: { categories: ['order', 'user'] } })).toBe(2);
+        expect(await count({ limit: 10, filter: { streams: ['order-1', 'user-1'] } })).toBe(3);
+        expect(await count({ limit: 10, filter: { types: ['OrderPlaced'] } })).toBe(3);
+        expect(await count({ limit: 10, filter: { categories: ['order'], types: ['OrderPaid', 'UserCreated'] } })).toBe(1);
+        expect(await count({ limit: 10, filter: { since: new Date(0) } })).toBe(6);
+        expect(await count({ limit: 10, filter: { until: new Date(0) } })).toBe(0);
+        expect(await count({ limit: 10, filter: { categories: [] } })).toBe(0);
+        expect(await count({ limit: 10, filter: { types: [], categories: ['order'] } })).toBe(0);
+        for (const limit of [-1, 1.5, Number.NaN]) await expect(count({ limit })).rejects.toBeInstanceOf(RangeError);
+      });
+
       it('reads several categories in order over a range longer than a few thousand events, by pages, with the other criteria', async () => {
         // Interleaved: 3,000 events of three categories, appended a category at a time in turns of 100.
         const expected: number[] = [];
@@ -392,6 +416,9 @@ export function eventStoreContract(name: string, factory: () => Promise<EventSto
         }
         expect(pages.map((page) => page.length)).toEqual([700, 700, 600]);
         expect(pages.flat()).toEqual(expected);
+        expect(await store.countAll({ limit: 5000, filter })).toBe(expected.length);
+        expect(await store.countAll({ limit: 1500, filter })).toBe(1500);
+        expect(await store.countAll({ after: BigInt(expected[1000]!), limit: 5000, filter })).toBe(expected.length - 1001);
         const sevenths = await store.readAll({ limit: 5000, filter: { ...filter, types: ['Seventh'] } });
         expect(sevenths.map((e) => (e.data as { n: number }).n)).toEqual(expected.filter((k) => k % 7 === 0));
 
@@ -609,8 +636,18 @@ export function eventStoreContract(name: string, factory: () => Promise<EventSto
         expect(await read({ tags: ['app:zzz'] })).toEqual([]);
         expect(await read({ tags: [] })).toEqual([]);
         expect(await read({ tags: [], categories: ['order'] })).toEqual([]);
+        const count = (filter: EventFilter, options: { after?: bigint; limit?: number } = {}) => tagging.countAll({ limit: 100, ...options, filter });
+        // An event that carries several of the tags counts once.
+        expect(await count({ tags: ['app:a', 'app:b'] })).toBe(5);
+        expect(await count({ tags: ['app:a', 'app:b'] }, { limit: 4 })).toBe(4);
+        expect(await count({ tags: ['app:a'], categories: ['order'] })).toBe(3);
+        expect(await count({ tags: ['app:a', 'app:c'], types: ['Tagged'] })).toBe(4);
+        expect(await count({ tags: ['app:a'], since: new Date('2021-01-01T00:00:00.000Z') })).toBe(3);
+        expect(await count({ tags: ['app:zzz'] })).toBe(0);
+        expect(await count({ tags: [] })).toBe(0);
         const [first] = await tagging.readAll({ filter: { tags: ['app:a'] }, limit: 1 });
         expect(await read({ tags: ['app:a', 'app:b'] }, { after: first!.globalPosition, limit: 2 })).toEqual([2, 3]);
+        expect(await count({ tags: ['app:a', 'app:b'] }, { after: first!.globalPosition })).toBe(4);
         // Tags are kept beside the events, not in them.
         expect((await tagging.readStream('user-1')).events.map((e) => e.metadata)).toEqual([{}, {}]);
       });
@@ -633,6 +670,8 @@ export function eventStoreContract(name: string, factory: () => Promise<EventSto
           after = page.at(-1)!.globalPosition;
         }
         expect(paged).toEqual(expected);
+        expect(await tagging.countAll({ limit: 1000, filter: { tags: ['app:c', 'app:a'] } })).toBe(expected.length);
+        expect(await tagging.countAll({ limit: 100, filter: { tags: ['app:c', 'app:a'] } })).toBe(100);
         expect(numbersOf(await tagging.readAll({ filter: { tags: ['app:c'], streams: ['bulk-2'] } }))).toEqual(all.filter((i) => i >= 350 && i % 3 === 0));
       });
 
@@ -653,6 +692,7 @@ export function eventStoreContract(name: string, factory: () => Promise<EventSto
       it('without a tagger, writes no tags, and a tags filter matches nothing', async () => {
         await store.appendToStream('order-1', [tagged(1, 'a')]);
         expect(await store.readAll({ filter: { tags: ['app:a'] } })).toEqual([]);
+        expect(await store.countAll({ limit: 10, filter: { tags: ['app:a'] } })).toBe(0);
         const seen = collector();
         await subscribe({ after: 0n, filter: { tags: ['app:a'] }, handler: (events) => seen.handler(events) }).catchUp();
         await expectWitnessed(1);
@@ -1001,6 +1041,7 @@ export function eventStoreContract(name: string, factory: () => Promise<EventSto
           () => store.readStream('a-1'),
           () => store.appendToStream('a-1', numbered(1)),
           () => store.readAll(),
+          () => store.countAll({ limit: 1 }),
           () => store.headPosition(),
           () => store.readCheckpoint('x'),
           () => store.storeCheckpoint('x', 1n),

@@ -1,11 +1,13 @@
 import { END, EventStoreDBClient, WrongExpectedVersionError, type EventData, type JSONType } from '@eventstore/db-client';
 import {
+  countAllLimit,
   readAllLimit,
   readAllMaxBytes,
   EventStoreUnavailableError,
   ExpectedVersionConflictError,
   type EventStore,
   type EventTagger,
+  type EventFilter,
   type RecordedEvent,
   newEventId,
 } from '../port.ts';
@@ -115,6 +117,19 @@ export function createEventStoreDbEventStore(options: EventStoreDbEventStoreOpti
 
   const context = { names, all, origin, tagger, closed: () => closed, unavailable, run };
 
+  /** Visits the events a read after `after` finds (with their commit positions), in order, while `visit` says true. */
+  const scanMatching = async (after: bigint, filter: EventFilter | undefined, visit: (recorded: RecordedEvent, commit: bigint) => boolean): Promise<void> => {
+    const at = await origin.resolve();
+    if (at === undefined) return;
+    const floor = toCommitPosition(after, at);
+    const from = after === 0n ? 'start' : await all.startAfter(floor);
+    await all.scan(from, filter, (event) => {
+      if (event.position === undefined || event.position.commit <= floor) return true;
+      const recorded = matchingEvent(context, filter, event, at);
+      return recorded === undefined ? true : visit(recorded, event.position.commit);
+    });
+  };
+
   return {
     kind: 'eventstoredb',
 
@@ -188,25 +203,32 @@ export function createEventStoreDbEventStore(options: EventStoreDbEventStoreOpti
       const after = validAfter(readOptions?.after ?? 0n);
       const filter = validFilter(readOptions?.filter);
       return run(async () => {
-        if (limit === 0 || matchesNothing(filter) || (filter?.tags !== undefined && tagger === undefined)) return [];
-        const at = await origin.resolve();
-        if (at === undefined) return [];
-        const floor = toCommitPosition(after, at);
-        const from = after === 0n ? 'start' : await all.startAfter(floor);
         const found: RecordedEvent[] = [];
+        if (limit === 0 || matchesNothing(filter) || (filter?.tags !== undefined && tagger === undefined)) return found;
         let bytes = 0;
-        await all.scan(from, filter, (event) => {
-          if (event.position === undefined || event.position.commit <= floor) return true;
-          const recorded = matchingEvent(context, filter, event, at);
-          if (recorded === undefined) return true;
+        await scanMatching(after, filter, (recorded, commit) => {
           const size = eventBytes(recorded);
           if (found.length > 0 && bytes + size > maxBytes) return false;
           bytes += size;
           found.push(recorded);
-          all.remember(event.position.commit);
+          all.remember(commit);
           return found.length < limit;
         });
         return found;
+      });
+    },
+
+    // EventStoreDB counts nothing for a reader: the events are read and counted (their bytes
+    // are not kept), up to the limit.
+    async countAll(countOptions) {
+      const limit = countAllLimit(countOptions);
+      const after = validAfter(countOptions.after ?? 0n);
+      const filter = validFilter(countOptions.filter);
+      return run(async () => {
+        let count = 0;
+        if (limit === 0 || matchesNothing(filter) || (filter?.tags !== undefined && tagger === undefined)) return count;
+        await scanMatching(after, filter, () => ++count < limit);
+        return count;
       });
     },
 

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import {
+  countAllLimit,
   readAllLimit,
   readAllMaxBytes,
   categoryOf,
@@ -19,7 +20,7 @@ import { tagsOf, validTagger } from '../tags.ts';
 import { distinctTags, epochMs, filterMatchesNothing, positiveMs, validFilter } from '../validation.ts';
 import { isUniqueViolation, keyGoneError, toStoreError } from './errors.ts';
 import { createPostgresKeys, isDuplicateKey, keyChangesJson } from './key-vault.ts';
-import { readAllSql, type ListShape, type ReadAllShape } from './read-sql.ts';
+import { countSql, readAllSql, type ListShape, type ReadAllShape } from './read-sql.ts';
 import { bringTagsToVersion } from './retag.ts';
 import { migrateUnderLock } from './migration.ts';
 import { schemaSql, statements, type EventRow } from './schema.ts';
@@ -79,7 +80,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
 
   let closed = false;
   let closing: Promise<void> | undefined;
-  const readAllTexts = new Map<string, string>();
+  const sqlTexts = new Map<string, string>();
 
   let preparation: Promise<void> | undefined;
   const ready = (): Promise<void> => {
@@ -112,9 +113,16 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
 
   type PageRow = { safe_head: string; fits: boolean | null } & Partial<EventRow>;
 
-  const readPage = async (after: bigint, limit: number, maxBytes: number, filter: EventFilter | undefined) => {
-    // No tagger, no tags: a tags filter matches nothing (as an empty list does).
-    const nothing = limit === 0 || filterMatchesNothing(filter) || (filter?.tags !== undefined && tagger === undefined);
+  /** The SQL of a read (or count) of the filter's shape, made once per shape. */
+  const sqlFor = (kind: 'read' | 'count', shape: ReadAllShape): string => {
+    const key = `${kind}:${JSON.stringify(shape)}`;
+    let text = sqlTexts.get(key);
+    if (text === undefined) sqlTexts.set(key, (text = kind === 'read' ? readAllSql(schema, shape) : countSql(schema, shape)));
+    return text;
+  };
+
+  /** The shape of a filter and its parameters, in the order read-sql.ts numbers them. */
+  const criteriaOf = (filter: EventFilter | undefined): { shape: ReadAllShape; values: unknown[] } => {
     const shape: ReadAllShape = {
       categories: listShape(filter?.categories),
       streams: listShape(filter?.streams),
@@ -123,16 +131,24 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
       until: filter?.until !== undefined,
       tags: filter?.tags !== undefined,
     };
-    const key = JSON.stringify(shape);
-    let text = readAllTexts.get(key);
-    if (text === undefined) readAllTexts.set(key, (text = readAllSql(schema, shape)));
-    const values: unknown[] = [String(after), nothing ? 0 : limit, maxBytes];
+    const values: unknown[] = [];
     for (const list of [filter?.categories, filter?.streams, filter?.types]) {
       if (list !== undefined) values.push(list.length === 1 ? list[0] : [...list]);
     }
     if (filter?.since !== undefined) values.push(new Date(epochMs(filter.since, 'filter.since')));
     if (filter?.until !== undefined) values.push(new Date(epochMs(filter.until, 'filter.until')));
     if (filter?.tags !== undefined) values.push(distinctTags(filter.tags));
+    return { shape, values };
+  };
+
+  /** No tagger, no tags: a tags filter matches nothing (as an empty list does). */
+  const matchesNothing = (filter: EventFilter | undefined) => filterMatchesNothing(filter) || (filter?.tags !== undefined && tagger === undefined);
+
+  const readPage = async (after: bigint, limit: number, maxBytes: number, filter: EventFilter | undefined) => {
+    const nothing = limit === 0 || matchesNothing(filter);
+    const { shape, values: criteria } = criteriaOf(filter);
+    const text = sqlFor('read', shape);
+    const values: unknown[] = [String(after), nothing ? 0 : limit, maxBytes, ...criteria];
     const rows = await query<PageRow>(text, values);
     const fitting = rows.filter((row): row is PageRow & EventRow => row.global_position != null && row.fits === true);
     const events = fitting.map(toRecordedEvent);
@@ -228,6 +244,15 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
       const maxBytes = readAllMaxBytes(readOptions);
       const filter = validFilter(readOptions?.filter);
       return (await readPage(readOptions?.after ?? 0n, limit, maxBytes, filter)).events;
+    },
+
+    async countAll(countOptions) {
+      const limit = countAllLimit(countOptions);
+      const filter = validFilter(countOptions.filter);
+      if (limit === 0 || matchesNothing(filter)) return 0;
+      const { shape, values } = criteriaOf(filter);
+      const [row] = await query<{ n: string }>(sqlFor('count', shape), [String(countOptions.after ?? 0n), limit, ...values]);
+      return Number(row!.n);
     },
 
     subscribe(subscribeOptions) {

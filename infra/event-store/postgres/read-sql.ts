@@ -19,6 +19,28 @@ export interface ReadAllShape {
 const sizeSql = (alias: string) => `octet_length(${alias}.data::text) + octet_length(${alias}.metadata::text)`;
 
 /**
+ * The criteria of a filter on `events` aliased `alias`, their parameters numbered after `$bound`
+ * in the order categories, streams, types, since, until; `next` numbers those that follow (tags).
+ */
+const criteriaOf = (shape: ReadAllShape, bound: number, alias: string) => {
+  let index = bound;
+  const next = () => `$${++index}`;
+  const list = (column: string, shape: ListShape) =>
+    shape === 'none' ? undefined : shape === 'one' ? `${column} = ${next()}` : `${column} = ANY(${next()}::text[])`;
+  const criteria = [
+    // Implies global_position <= head (head is the max position below xmin). Not written as a
+    // range on global_position: the planner cannot estimate it and then sorts the whole tail.
+    `${alias}.transaction_id < b.xmin`,
+    list(`${alias}.category`, shape.categories),
+    list(`${alias}.stream_name`, shape.streams),
+    list(`${alias}.type`, shape.types),
+    shape.since ? `${alias}.recorded_at >= ${next()}` : undefined,
+    shape.until ? `${alias}.recorded_at < ${next()}` : undefined,
+  ].filter((clause): clause is string => clause !== undefined);
+  return { criteria, next };
+};
+
+/**
  * The safe head and up to $2 matching events after $1 and at or below it, in one statement (one
  * snapshot): `head` is how far the log has been scanned when fewer than $2 events come back.
  * Parameters: after, limit, maxBytes, then categories, streams, types (text, or text[] for
@@ -38,25 +60,10 @@ const sizeSql = (alias: string) => `octet_length(${alias}.data::text) + octet_le
  */
 export const readAllSql = (schema: string, shape: ReadAllShape): string => {
   const s = quoteSchema(schema);
-  let index = 3;
-  const next = () => `$${++index}`;
-  const list = (column: string, shape: ListShape) =>
-    shape === 'none' ? undefined : shape === 'one' ? `${column} = ${next()}` : `${column} = ANY(${next()}::text[])`;
-  const criteria = (alias: string) =>
-    [
-      // Implies global_position <= head (head is the max position below xmin). Not written as a
-      // range on global_position: the planner cannot estimate it and then sorts the whole tail.
-      `${alias}.transaction_id < b.xmin`,
-      list(`${alias}.category`, shape.categories),
-      list(`${alias}.stream_name`, shape.streams),
-      list(`${alias}.type`, shape.types),
-      shape.since ? `${alias}.recorded_at >= ${next()}` : undefined,
-      shape.until ? `${alias}.recorded_at < ${next()}` : undefined,
-    ].filter((clause): clause is string => clause !== undefined);
-
   let page: string;
   if (shape.tags) {
-    const where = ['t.tag = g.tag', 't.global_position > $1', ...criteria('f')];
+    const { criteria, next } = criteriaOf(shape, 3, 'f');
+    const where = ['t.tag = g.tag', 't.global_position > $1', ...criteria];
     const tags = next();
     page = `
       SELECT ${eventColumns}, ${sizeSql('e')} AS size
@@ -74,7 +81,7 @@ export const readAllSql = (schema: string, shape: ReadAllShape): string => {
         JOIN ${s}.events e ON e.global_position = m.global_position
        ORDER BY e.global_position`;
   } else {
-    const where = ['e.global_position > $1', ...criteria('e')];
+    const where = ['e.global_position > $1', ...criteriaOf(shape, 3, 'e').criteria];
     page = `
       SELECT ${eventColumns}, ${sizeSql('e')} AS size FROM ${s}.events e
        WHERE ${where.join(' AND ')}
@@ -99,6 +106,37 @@ export const readAllSql = (schema: string, shape: ReadAllShape): string => {
        WHERE w.n <= 2 OR w.before <= $3
     ) r ON true
     ORDER BY r.global_position`;
+};
+
+/**
+ * How many events a read after $1 would return, counted up to $2, in one statement (one snapshot,
+ * the same safe head as readAllSql's): index entries are counted, no event's data is read.
+ * Parameters: after, limit, then as readAllSql's after its maxBytes.
+ *
+ * Tags: each tag's range counts at most $2 entries, and the positions are counted once each: when
+ * a tag has $2 or more, so has the union, and otherwise nothing was cut.
+ */
+export const countSql = (schema: string, shape: ReadAllShape): string => {
+  const s = quoteSchema(schema);
+  const b = 'WITH b AS MATERIALIZED (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin)';
+  if (shape.tags) {
+    const { criteria, next } = criteriaOf(shape, 2, 'f');
+    const where = ['t.tag = g.tag', 't.global_position > $1', ...criteria];
+    return `
+      ${b}
+      SELECT least(count(DISTINCT c.global_position), $2) AS n
+        FROM b, unnest(${next()}::text[]) AS g(tag)
+        CROSS JOIN LATERAL (
+          SELECT t.global_position FROM ${s}.event_tags t
+            JOIN ${s}.events f ON f.global_position = t.global_position
+           WHERE ${where.join(' AND ')}
+           LIMIT $2
+        ) c`;
+  }
+  const where = ['e.global_position > $1', ...criteriaOf(shape, 2, 'e').criteria];
+  return `
+    ${b}
+    SELECT count(*) AS n FROM (SELECT 1 FROM b, ${s}.events e WHERE ${where.join(' AND ')} LIMIT $2) c`;
 };
 
 /**

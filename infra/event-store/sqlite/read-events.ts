@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { EventFilter, RecordedEvent } from '../port.ts';
 import { distinctTags, epochMs } from '../validation.ts';
-import { categoryPositionsSql, readAllSql, sql, tagPositionsSql, type EventRow, type ReadAllShape } from './schema.ts';
+import { categoryPositionsSql, countSql, readAllSql, sql, tagPositionsSql, type EventRow, type ReadAllShape } from './schema.ts';
 
 /** Statements of filtered reads kept prepared (one per shape of filter and limit). */
 const STATEMENT_CACHE_SIZE = 64;
@@ -154,6 +154,14 @@ export const createEventReader = (db: Database.Database) => {
       if (filter?.tags === undefined) return readUntagged(after, upTo, limit, maxBytes, filter);
       if (upTo === undefined) throw new Error('A read by tags needs an upper bound');
       return readTagged(filter.tags, after, upTo, limit, maxBytes, filter);
+    },
+
+    /** How many events match after `after`, up to `limit`: entries of an index counted, no event read where the filter allows. */
+    count(after: bigint, limit: number, filter: EventFilter | undefined): number {
+      if (limit === 0) return 0;
+      const tags = filter?.tags === undefined ? undefined : distinctTags(filter.tags);
+      const statement = prepared<bigint>(countSql(shapeOf(filter, false, limit), tags?.length)).pluck();
+      return Number(statement.get(...(tags ?? []), after, ...criteriaParameters(filter)));
     },
   };
 };

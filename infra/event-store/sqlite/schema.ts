@@ -1,6 +1,6 @@
 /**
  * SQL of the SQLite event store: schema and the fixed statements. Filtered reads of the whole log
- * are composed by `readAllSql` and `tagPositionsSql` because their shape depends on the filter.
+ * are composed by `readAllSql`, `tagPositionsSql` and `countSql` because their shape depends on the filter.
  */
 
 /**
@@ -205,6 +205,25 @@ export const readAllSql = (shape: ReadAllShape): string => {
 export const categoryPositionsSql = (shape: ReadAllShape): string => {
   const where = ['category = ?', 'global_position > ?', ...(shape.upTo ? ['global_position <= ?'] : []), ...criteria({ ...shape, categories: undefined }, '')];
   return `SELECT global_position FROM events INDEXED BY events_category_position WHERE ${where.join(' AND ')} ORDER BY global_position LIMIT ${limitOf(shape)}`;
+};
+
+/**
+ * How many events match (after ?, and the criteria), counted up to the shape's limit. Without an
+ * ORDER BY, SQLite walks the most selective index and stops at the limit: for a filter by
+ * categories, the (category, position) index alone, no event read. `tags`: how many tags a filter
+ * by tags names (an event with several of them counts once). Parameters: the tags, after, then as
+ * readAllSql (no upTo: one statement sees one state of the log).
+ */
+export const countSql = (shape: ReadAllShape, tags: number | undefined): string => {
+  if (tags === undefined) {
+    const where = ['global_position > ?', ...criteria(shape, '')];
+    const index = shape.categories !== undefined && shape.categories > 0 ? ' INDEXED BY events_category_position' : '';
+    return `SELECT count(*) FROM (SELECT 1 FROM events${index} WHERE ${where.join(' AND ')} LIMIT ${limitOf(shape)})`;
+  }
+  const others = criteria(shape, 'e.');
+  const where = [inList('t.tag', tags)!, 't.global_position > ?', ...others];
+  const join = others.length > 0 ? ' JOIN events e ON e.global_position = t.global_position' : '';
+  return `SELECT count(*) FROM (SELECT DISTINCT t.global_position FROM event_tags t${join} WHERE ${where.join(' AND ')} LIMIT ${limitOf(shape)})`;
 };
 
 /**

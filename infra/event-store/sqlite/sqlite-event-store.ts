@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import {
+  countAllLimit,
   readAllLimit,
   readAllMaxBytes,
   categoryOf,
@@ -234,6 +235,13 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
       const filter = validFilter(readOptions?.filter);
       const after = readOptions?.after ?? 0n;
       return guard(() => readPage(after, filter?.tags === undefined ? undefined : (selectHead.get() ?? 0n), limit, maxBytes, filter).events);
+    },
+
+    async countAll(countOptions) {
+      const limit = countAllLimit(countOptions);
+      const filter = validFilter(countOptions.filter);
+      if (filterMatchesNothing(filter) || (filter?.tags !== undefined && tagger === undefined)) return 0;
+      return guard(() => reader.count(countOptions.after ?? 0n, limit, filter));
     },
 
     subscribe(subscribeOptions) {
