@@ -421,6 +421,16 @@ export function eventStoreContract(name: string, factory: () => Promise<EventSto
         expect(await store.countAll({ after: BigInt(expected[1000]!), limit: 5000, filter })).toBe(expected.length - 1001);
         const sevenths = await store.readAll({ limit: 5000, filter: { ...filter, types: ['Seventh'] } });
         expect(sevenths.map((e) => (e.data as { n: number }).n)).toEqual(expected.filter((k) => k % 7 === 0));
+        // Sparse: pages of 50 where one event in ten matches.
+        const pagedSevenths: number[] = [];
+        for (let after = 0n; ; ) {
+          const page = await store.readAll({ after, limit: 50, filter: { ...filter, types: ['Seventh'] } });
+          if (page.length === 0) break;
+          expect(page.length).toBeLessThanOrEqual(50);
+          pagedSevenths.push(...page.map((e) => (e.data as { n: number }).n));
+          after = page.at(-1)!.globalPosition;
+        }
+        expect(pagedSevenths).toEqual(expected.filter((k) => k % 7 === 0));
 
         const seen = collector();
         const subscription = subscribe({ after: 0n, batchSize: 250, filter, handler: (events) => seen.handler(events) });
