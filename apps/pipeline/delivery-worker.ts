@@ -141,13 +141,16 @@ const waitingLog = (deps: Pick<DeliveryWorkerDeps, 'apps' | 'log'>) => {
   };
 };
 
+/** Records a pass of the delivery worker takes, and hands to the messengers at once. */
+export const DELIVERY_BATCH = 100;
+
 export const startDeliveryWorker = (given: DeliveryWorkerDeps): Promise<Consumer> => {
   const deps: DeliveryWorkerDeps = { ...given, waiting: given.waiting ?? waitingLog(given) };
   const daemonAwayWorthSaying = onceInAWhile();
   return deps.broker.consume({
     groupId: DELIVERY_GROUP,
     topics: deliveryTopics(deps.policy),
-    batchSize: 100,
+    batchSize: DELIVERY_BATCH,
     handler: async (records) => {
       const values = records.map((record) => JSON.parse(record.value) as OutboundRecord);
       // The records' data keys in one read (a key destroyed during this call still serves it: milliseconds).

@@ -5,19 +5,23 @@
  * number of messages sent through Relay's public API to the same contact: messages per second the
  * contact received in each case, from the first request to the last message decrypted.
  * Both sides send one message per `send` call; the anchor keeps `inFlight` calls going at once,
- * as many as Relay's delivery worker has (a batch of 25 records). signal-cli is warmed up first
- * (its JIT: the first hundred sends are slower), so that the order of the two does not favour Relay.
+ * as many as Relay's delivery worker hands the daemon at once (DELIVERY_BATCH). Both are warmed up
+ * before either is timed (signal-cli's JIT: its first hundred sends are slower; a fresh Relay's JIT
+ * and connections), so that the order of the two does not favour either.
  */
 import { mockSignalCliClasspath } from '../../test/support/signal-cli-mock-config.ts';
 import { findJava21, startSignalCliDaemon } from '../../test/support/signal-cli-daemon.ts';
 import { startSignalMock, type PrimaryDevice } from '../../test/support/signal-mock-server.ts';
 import { startRelayProcess } from '../../test/support/relay-process.ts';
 import { createAccount, createKey, dashboard } from '../../test/support/account-fixture.ts';
+import { DELIVERY_BATCH } from '../../apps/pipeline/delivery-worker.ts';
 
 export interface SignalPaceFigures {
   readonly messages: number;
   readonly daemonPerSecond: number;
   readonly relayPerSecond: number;
+  /** signal-cli's `send` calls the anchor kept going at once. */
+  readonly inFlight: number;
 }
 
 const rpc = async (url: string, method: string, params?: Record<string, unknown>) => {
@@ -52,7 +56,7 @@ const sendDirect = async (url: string, account: string, recipient: string[], cou
   );
 };
 
-export const measureSignalPace = async (messages = 200, inFlight = 25): Promise<SignalPaceFigures> => {
+export const measureSignalPace = async (messages = 200, inFlight = DELIVERY_BATCH, warmUp = 100): Promise<SignalPaceFigures> => {
   const java = findJava21();
   if (!('javaHome' in java)) throw new Error(java.missing);
   const signal = await startSignalMock();
@@ -73,12 +77,6 @@ export const measureSignalPace = async (messages = 200, inFlight = 25): Promise<
     await sendDirect(daemon.httpUrl, account, recipient, messages, inFlight, 'warm-up');
     await received(contact, messages, 300_000);
 
-    // The anchor: signal-cli's own send, `inFlight` calls at a time.
-    const daemonStart = Date.now();
-    await sendDirect(daemon.httpUrl, account, recipient, messages, inFlight, 'direct');
-    const daemonDone = await received(contact, messages, 300_000);
-    const daemonPerSecond = messages / ((daemonDone - daemonStart) / 1000);
-
     // Relay: the same contact, the same account bound to an app-messenger, sends through the public API.
     const relay = await startRelayProcess({ env: { SIGNAL_CLI_URL: daemon.httpUrl, RATE_LIMIT_SEND_FREE_PER_MIN: '100000', LOG_LEVEL: 'warn' } });
     try {
@@ -87,14 +85,29 @@ export const measureSignalPace = async (messages = 200, inFlight = 25): Promise<
       const bound = await relay.cli(['signal', 'bind', '--app-messenger', created.body.messengers[0].id, '--account', account]);
       if (bound.code !== 0) throw new Error(`signal pace: bind failed: ${bound.stderr}`);
       const key = (await createKey(relay, owner, [created.body.id])).secret;
+      const sendThroughRelay = async (count: number, label: string) => {
+        for (let sent = 0; sent < count; sent += 50) {
+          const batch = Array.from({ length: Math.min(50, count - sent) }, (_, i) => ({ appId: created.body.id, messenger: 'signal', contactId: contact.device.aci, message: `${label} ${sent + i}` }));
+          const res = await fetch(`${relay.url}/api/v1/messages/send`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ messages: batch }) });
+          if (res.status !== 202) throw new Error(`signal pace: send answered ${res.status}`);
+        }
+      };
+      // Relay warmed up too (a fresh process: its JIT, its connections to the daemon), and only
+      // then either side timed: the daemon's JIT goes on warming up while Relay's warm-up runs
+      // through it, which would favour whichever side is timed second.
+      await sendThroughRelay(warmUp, 'relay warm-up');
+      await received(contact, warmUp, 300_000);
+
+      // The anchor: signal-cli's own send, `inFlight` calls at a time.
+      const daemonStart = Date.now();
+      await sendDirect(daemon.httpUrl, account, recipient, messages, inFlight, 'direct');
+      const daemonDone = await received(contact, messages, 300_000);
+      const daemonPerSecond = messages / ((daemonDone - daemonStart) / 1000);
+
       const relayStart = Date.now();
-      for (let sent = 0; sent < messages; sent += 50) {
-        const batch = Array.from({ length: Math.min(50, messages - sent) }, (_, i) => ({ appId: created.body.id, messenger: 'signal', contactId: contact.device.aci, message: `relay ${sent + i}` }));
-        const res = await fetch(`${relay.url}/api/v1/messages/send`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ messages: batch }) });
-        if (res.status !== 202) throw new Error(`signal pace: send answered ${res.status}`);
-      }
+      await sendThroughRelay(messages, 'relay');
       const relayDone = await received(contact, messages, 300_000);
-      return { messages, daemonPerSecond, relayPerSecond: messages / ((relayDone - relayStart) / 1000) };
+      return { messages, inFlight, daemonPerSecond, relayPerSecond: messages / ((relayDone - relayStart) / 1000) };
     } finally {
       await relay.stop();
       await relay.cleanup();
