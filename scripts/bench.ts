@@ -335,8 +335,8 @@ const main = async () => {
     for (const [measure, result] of statisticsRows(statistics)) row(measure, result);
     // Delivery to the real signal-cli at its own pace, against Signal's mock server (issue 28, item 4).
     try {
-      // Measured again once if signal-cli failed a send (it did once in about ten runs: a figure
-      // the issue asks for is not lost to it), and the row says so.
+      // Measured again once if signal-cli failed a send (it did in one bench run of session 19, and
+      // in none of eighteen runs alone: a figure the issue asks for is not lost to it); a row says so.
       const pace = await measureSignalPace(200).catch(async (error: unknown) => {
         row('Relay → signal-cli, first attempt', `failed, measured again: ${error instanceof Error ? error.message : String(error)}`);
         return measureSignalPace(200);

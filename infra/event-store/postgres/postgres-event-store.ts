@@ -122,7 +122,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
   };
 
   /** The shape of a filter and its parameters, in the order read-sql.ts numbers them. */
-  const criteriaOf = (filter: EventFilter | undefined): { shape: ReadAllShape; values: unknown[] } => {
+  const filterShape = (filter: EventFilter | undefined): { shape: ReadAllShape; values: unknown[] } => {
     const shape: ReadAllShape = {
       categories: listShape(filter?.categories),
       streams: listShape(filter?.streams),
@@ -146,7 +146,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
 
   const readPage = async (after: bigint, limit: number, maxBytes: number, filter: EventFilter | undefined) => {
     const nothing = limit === 0 || matchesNothing(filter);
-    const { shape, values: criteria } = criteriaOf(filter);
+    const { shape, values: criteria } = filterShape(filter);
     const text = sqlFor('read', shape);
     const values: unknown[] = [String(after), nothing ? 0 : limit, maxBytes, ...criteria];
     const rows = await query<PageRow>(text, values);
@@ -250,7 +250,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
       const limit = countAllLimit(countOptions);
       const filter = validFilter(countOptions.filter);
       if (limit === 0 || matchesNothing(filter)) return 0;
-      const { shape, values } = criteriaOf(filter);
+      const { shape, values } = filterShape(filter);
       const [row] = await query<{ n: string }>(sqlFor('count', shape), [String(countOptions.after ?? 0n), limit, ...values]);
       return Number(row!.n);
     },
