@@ -2,7 +2,7 @@
  * Checks of the port's inputs that the SQLite and PostgreSQL stores make alike (EventStoreDB has
  * its own rules for ids and names, in eventstoredb/mapping.ts, and uses the filter checks here).
  */
-import type { EventFilter, ExpectedVersion } from './port.ts';
+import type { EventFilter, EventTagger, ExpectedVersion } from './port.ts';
 
 /** Whether a stream at `current` satisfies `expected`. */
 export const versionMatches = (expected: ExpectedVersion, current: bigint): boolean => {
@@ -50,9 +50,16 @@ export const validFilter = (filter: EventFilter | undefined): EventFilter | unde
   return filter;
 };
 
-/** An empty list matches nothing. */
-export const filterMatchesNothing = (filter: EventFilter | undefined): boolean =>
-  filter?.categories?.length === 0 || filter?.streams?.length === 0 || filter?.types?.length === 0 || filter?.tags?.length === 0;
+/**
+ * Whether a filter can match no event of a store: an empty list matches nothing, and neither does
+ * a tags filter in a store opened without a tagger (it keeps no tags).
+ */
+export const filterMatchesNothing = (filter: EventFilter | undefined, tagger: EventTagger | undefined): boolean =>
+  filter?.categories?.length === 0 ||
+  filter?.streams?.length === 0 ||
+  filter?.types?.length === 0 ||
+  filter?.tags?.length === 0 ||
+  (filter?.tags !== undefined && tagger === undefined);
 
 /** Distinct tags of a filter, in a stable order (one statement shape per count). */
 export const distinctTags = (tags: readonly string[]): string[] => [...new Set(tags)].sort();

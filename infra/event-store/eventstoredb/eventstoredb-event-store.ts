@@ -13,7 +13,7 @@ import {
 } from '../port.ts';
 import { checkedVault, checkKeyChanges, type StandaloneKeyVault } from '../data-keys.ts';
 import { validTagger, tagsOf } from '../tags.ts';
-import { validFilter } from '../validation.ts';
+import { filterMatchesNothing, validFilter } from '../validation.ts';
 import { createAllReads } from './all-reads.ts';
 import { createCheckpoints } from './checkpoints.ts';
 import { createEsdbKeys } from './data-keys.ts';
@@ -25,7 +25,6 @@ import {
   encodeMetadata,
   eventBytes,
   isDataEvent,
-  matchesNothing,
   satisfiesExpected,
   streamNames,
   toCommitPosition,
@@ -204,7 +203,7 @@ export function createEventStoreDbEventStore(options: EventStoreDbEventStoreOpti
       const filter = validFilter(readOptions?.filter);
       return run(async () => {
         const found: RecordedEvent[] = [];
-        if (limit === 0 || matchesNothing(filter) || (filter?.tags !== undefined && tagger === undefined)) return found;
+        if (limit === 0 || filterMatchesNothing(filter, tagger)) return found;
         let bytes = 0;
         await scanMatching(after, filter, (recorded, commit) => {
           const size = eventBytes(recorded);
@@ -226,7 +225,7 @@ export function createEventStoreDbEventStore(options: EventStoreDbEventStoreOpti
       const filter = validFilter(countOptions.filter);
       return run(async () => {
         let count = 0;
-        if (limit === 0 || matchesNothing(filter) || (filter?.tags !== undefined && tagger === undefined)) return count;
+        if (limit === 0 || filterMatchesNothing(filter, tagger)) return count;
         await scanMatching(after, filter, () => ++count < limit);
         return count;
       });

@@ -3,8 +3,9 @@ import type { EventFilter, EventTagger, RecordedEvent } from '../port.ts';
 import { idleFeed, type AllReads, type Start } from './all-reads.ts';
 import { isUnavailable } from './errors.ts';
 import { FeedEndedError, type LiveSource } from './live-subscription.ts';
-import { currentTags, eventBytes, isDataEvent, matchesFilter, matchesNothing, storedTagsOf, toCommitPosition, toRecordedEvent, type EsdbRecordedEvent, type StreamNames } from './mapping.ts';
+import { currentTags, eventBytes, isDataEvent, matchesFilter, storedTagsOf, toCommitPosition, toRecordedEvent, type EsdbRecordedEvent, type StreamNames } from './mapping.ts';
 import type { Origin } from './origin.ts';
+import { filterMatchesNothing } from '../validation.ts';
 
 export interface LiveSourceContext {
   readonly names: StreamNames;
@@ -30,7 +31,7 @@ export const matchingEvent = (context: Pick<LiveSourceContext, 'names' | 'tagger
 /** What a live subscription (live-subscription.ts) of the store reads: one server-side filtered `subscribeToAll`. */
 export const createLiveSource = (context: LiveSourceContext, after: bigint, filter: EventFilter | undefined): LiveSource<AllStreamResolvedEvent> => {
   const { names, all, origin } = context;
-  const nothing = matchesNothing(filter) || (filter?.tags !== undefined && context.tagger === undefined);
+  const nothing = filterMatchesNothing(filter, context.tagger);
   const isData = (event: EsdbRecordedEvent): boolean => isDataEvent(names, event.streamId, event.type);
   return {
     async open(resume) {

@@ -117,10 +117,6 @@ export const validateStreamName = (streamName: string): string => {
 export const isDataEvent = (names: StreamNames, streamId: string, type: string): boolean =>
   !type.startsWith('$') && names.unqualify(streamId) !== undefined;
 
-/** An empty list in a filter matches nothing. */
-export const matchesNothing = (filter: EventFilter | undefined): boolean =>
-  filter?.categories?.length === 0 || filter?.streams?.length === 0 || filter?.types?.length === 0 || filter?.tags?.length === 0;
-
 /**
  * The client-side check of a filter on a Relay stream name, type, effective recordedAt and tags.
  * `tags` is asked for only when the filter names tags (they may have to be derived).

@@ -9,7 +9,6 @@ import {
   escapeRegex,
   isDataEvent,
   matchesFilter,
-  matchesNothing,
   parsePosition,
   satisfiesExpected,
   serverFilterOf,
@@ -145,13 +144,6 @@ describe('EventStoreDB mapping: filters', () => {
     expect(matchesFilter({ since: new Date(at.getTime() + 1) }, event('a-1'))).toBe(false);
   });
 
-  it('knows that an empty list matches nothing', () => {
-    expect(matchesNothing(undefined)).toBe(false);
-    expect(matchesNothing({ categories: ['a'] })).toBe(false);
-    expect(matchesNothing({ categories: [] })).toBe(true);
-    expect(matchesNothing({ types: ['T'], streams: [] })).toBe(true);
-  });
-
   it('builds a server-side regex that selects at least what the client-side check keeps', () => {
     const select = (namespace: string, filter: Parameters<typeof serverFilterOf>[1], streamId: string, type = 'T') => {
       const server = serverFilterOf(namespace, filter);
@@ -279,7 +271,6 @@ describe('EventStoreDB mapping: tags and sizes', () => {
     expect(matchesFilter({ tags: ['app:z'] }, recorded, tags)).toBe(false);
     expect(matchesFilter({ tags: ['app:x'], types: ['Other'] }, recorded, tags)).toBe(false);
     expect(matchesFilter({ tags: ['app:x'] }, recorded)).toBe(false);
-    expect(matchesNothing({ tags: [] })).toBe(true);
     let asked = 0;
     expect(matchesFilter({ types: ['T'] }, recorded, () => (asked++, []))).toBe(true);
     expect(asked).toBe(0);

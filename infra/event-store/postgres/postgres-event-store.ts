@@ -141,11 +141,8 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
     return { shape, values };
   };
 
-  /** No tagger, no tags: a tags filter matches nothing (as an empty list does). */
-  const matchesNothing = (filter: EventFilter | undefined) => filterMatchesNothing(filter) || (filter?.tags !== undefined && tagger === undefined);
-
   const readPage = async (after: bigint, limit: number, maxBytes: number, filter: EventFilter | undefined) => {
-    const nothing = limit === 0 || matchesNothing(filter);
+    const nothing = limit === 0 || filterMatchesNothing(filter, tagger);
     const { shape, values: criteria } = filterShape(filter);
     const text = sqlFor('read', shape);
     const values: unknown[] = [String(after), nothing ? 0 : limit, maxBytes, ...criteria];
@@ -249,7 +246,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
     async countAll(countOptions) {
       const limit = countAllLimit(countOptions);
       const filter = validFilter(countOptions.filter);
-      if (limit === 0 || matchesNothing(filter)) return 0;
+      if (limit === 0 || filterMatchesNothing(filter, tagger)) return 0;
       const { shape, values } = filterShape(filter);
       const [row] = await query<{ n: string }>(sqlFor('count', shape), [String(countOptions.after ?? 0n), limit, ...values]);
       return Number(row!.n);

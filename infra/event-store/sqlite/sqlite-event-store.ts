@@ -115,8 +115,7 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
   };
 
   const readPage = (after: bigint, upTo: bigint | undefined, limit: number, maxBytes: number, filter: EventFilter | undefined) => {
-    // No tagger, no tags: a tags filter matches nothing (as an empty list does).
-    if (filterMatchesNothing(filter) || (filter?.tags !== undefined && tagger === undefined)) return { events: [], cut: false };
+    if (filterMatchesNothing(filter, tagger)) return { events: [], cut: false };
     return reader.read(after, upTo, limit, maxBytes, filter);
   };
 
@@ -240,7 +239,7 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
     async countAll(countOptions) {
       const limit = countAllLimit(countOptions);
       const filter = validFilter(countOptions.filter);
-      if (filterMatchesNothing(filter) || (filter?.tags !== undefined && tagger === undefined)) return 0;
+      if (filterMatchesNothing(filter, tagger)) return 0;
       return guard(() => reader.count(countOptions.after ?? 0n, limit, filter));
     },
 
