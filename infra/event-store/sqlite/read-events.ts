@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { EventFilter, RecordedEvent } from '../port.ts';
 import { distinctTags, epochMs } from '../validation.ts';
-import { categoryPositionsSql, countSql, positionRangeSql, readAllSql, sql, tagPositionsSql, type EventRow, type ReadAllShape } from './schema.ts';
+import { categoryPositionsSql, countSql, readAllSql, sql, tagPositionsSql, type EventRow, type ReadAllShape } from './schema.ts';
 
 /** Statements of filtered reads kept prepared (one per shape of filter and limit). */
 const STATEMENT_CACHE_SIZE = 64;
@@ -141,7 +141,7 @@ export const createEventReader = (db: Database.Database) => {
     const page = pager(maxBytes);
     const window = BigInt(limit) * DENSE_WINDOW;
     const windowEnd = upTo - after > window ? after + window : upTo;
-    const scan = prepared<EventRow>(positionRangeSql(shapeOf(filter, true, limit)));
+    const scan = prepared<EventRow>(readAllSql(shapeOf(filter, true, limit), true));
     for (const row of scan.iterate(after, windowEnd, ...criteriaParameters(filter))) {
       if (!page.add(row)) return { events: page.events, cut: true };
     }

@@ -191,21 +191,16 @@ const limitOf = (shape: ReadAllShape): number => {
  * Every criterion is sargable, so SQLite can pick the (category|type, global_position) index, the
  * stream unique index or the primary key, whichever is most selective (time bounds are checked on
  * the rows read in position order).
+ *
+ * `byPosition`: read in position order along the primary key whatever the criteria (`NOT INDEXED`:
+ * no index but the rowid's), so that each row of the range is looked at once and none is sorted.
+ * For a range whose events mostly match (a subscriber behind a backlog of its own categories), the
+ * cheapest read; it needs `upTo`, or it would walk the whole log to a sparse filter's last match.
  */
-export const readAllSql = (shape: ReadAllShape): string => {
+export const readAllSql = (shape: ReadAllShape, byPosition = false): string => {
+  if (byPosition && !shape.upTo) throw new Error('A read by position needs an upper bound');
   const where = ['global_position > ?', ...(shape.upTo ? ['global_position <= ?'] : []), ...criteria(shape, '')];
-  return `SELECT ${eventColumns} FROM events WHERE ${where.join(' AND ')} ORDER BY global_position LIMIT ${limitOf(shape)}`;
-};
-
-/**
- * As readAllSql with an upper bound, but read in position order along the primary key whatever
- * the criteria (`NOT INDEXED`: no index but the rowid's): each row of the range is looked at once
- * and none is sorted. For a range whose events mostly match (a subscriber behind a backlog of its
- * own categories), the cheapest read. Parameters: after, upTo, then as readAllSql.
- */
-export const positionRangeSql = (shape: ReadAllShape): string => {
-  const where = ['global_position > ?', 'global_position <= ?', ...criteria(shape, '')];
-  return `SELECT ${eventColumns} FROM events NOT INDEXED WHERE ${where.join(' AND ')} ORDER BY global_position LIMIT ${limitOf(shape)}`;
+  return `SELECT ${eventColumns} FROM events${byPosition ? ' NOT INDEXED' : ''} WHERE ${where.join(' AND ')} ORDER BY global_position LIMIT ${limitOf(shape)}`;
 };
 
 /**
