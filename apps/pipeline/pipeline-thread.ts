@@ -38,16 +38,29 @@ const ENTRY = RUNNING_FROM === 'sources' ? new URL('./thread-entry.js', import.m
 const MAX_RESTART_DELAY_MS = 30_000;
 
 /**
+ * The pipeline thread's heap. Its garbage is short-lived JSON: per delivery it reads, decides and
+ * appends a few small events, and what it keeps (about 16 MB after a full collection while a backlog
+ * drains) does not grow with the backlog, as every read is a bounded page.
+ * - A young generation of 8 MB instead of V8's default (up to 48 MB on 64 bit): 211-214 MB of RSS
+ *   after the bench's load with the default, 193 MB with this (session 5). 4 MB took another 5 MB
+ *   off but cost a quarter more CPU per delivery (session 20).
+ * - An old generation of at most 1 GB instead of the process's (a quarter of the machine's memory,
+ *   up to 4 GB): V8 lets an old generation grow to up to 4 times what survived its last full
+ *   collection when its limit is 2 GB or more, and less below (about 1.6 times at 1 GB). Draining the
+ *   bench's backlog, the thread's heap was 66-74 MB with the default and 35-39 MB with this, at the
+ *   same CPU per delivery (session 20, docs/performance.md). A thread that ever ran out of it would
+ *   end with ERR_WORKER_OUT_OF_MEMORY and be started again, as after any failure.
+ */
+const PIPELINE_HEAP_LIMITS = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 1024 } as const;
+
+/**
  * A new thread, told to open its stores and start once `startWhen` resolves; it loads its code
  * meanwhile (most of a start-up's time), alongside whatever this thread does until then. If
  * `startWhen` rejects, the thread is ended and the start rejects with that error.
  */
 const spawn = (config: Config, startWhen: Promise<void> = Promise.resolve()): Promise<Worker> =>
   new Promise((resolve, reject) => {
-    // A young generation of 8 MB instead of V8's default (up to 48 MB on 64 bit): the pipeline's
-    // garbage is short-lived JSON, and the second isolate is what took RSS past 200 MB under load
-    // (211-214 MB with the default, 193 MB with this, in the same benchmark).
-    const worker = new Worker(ENTRY, { workerData: { config }, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+    const worker = new Worker(ENTRY, { workerData: { config }, resourceLimits: PIPELINE_HEAP_LIMITS });
     let settled = false;
     startWhen.then(
       () => {
