@@ -1,4 +1,5 @@
 import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
+import v8 from 'node:v8';
 import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { DeliveryPolicy } from '../../domain/delivery/policy.ts';
 import { MESSENGERS } from '../../domain/shared/messengers.ts';
@@ -152,6 +153,22 @@ export const createMetrics = ({ store, broker, deliveryPolicy, apps, collectTime
       } catch {
         this.remove();
       }
+    },
+  });
+
+  // Each thread's V8 heap: prom-client's own heap metrics are the API thread's alone, and role
+  // `all`'s pipeline thread has a heap (and a limit, apps/pipeline/pipeline-thread.ts) of its own.
+  const thread = processWide ? 'api' : 'pipeline';
+  new Gauge({
+    name: `${METRICS_PREFIX}thread_heap_bytes`,
+    help: "Each thread's V8 heap: used, total (what the heap holds from the system), limit",
+    labelNames: ['thread', 'measure'] as const,
+    registers,
+    collect() {
+      const heap = v8.getHeapStatistics();
+      this.set({ thread, measure: 'used' }, heap.used_heap_size);
+      this.set({ thread, measure: 'total' }, heap.total_heap_size);
+      this.set({ thread, measure: 'limit' }, heap.heap_size_limit);
     },
   });
 

@@ -148,4 +148,28 @@ describe('metrics', () => {
     expect(await samples(b)).toContain('relay_poll_requests_total 0');
     expect(a.registry.contentType).toBe('text/plain; version=0.0.4; charset=utf-8');
   });
+  it("gives this thread's heap, labelled by the thread's part: the API's where HTTP is served, the pipeline's otherwise", async () => {
+    const heapOf = async (metrics: ReturnType<typeof createMetrics>) =>
+      Object.fromEntries(
+        (await samples(metrics))
+          .filter((line) => line.startsWith('relay_thread_heap_bytes{'))
+          .map((line) => [line.slice(0, line.lastIndexOf(' ')), Number(line.slice(line.lastIndexOf(' ') + 1))]),
+      );
+    const api = await heapOf(metricsOf({}));
+    expect(Object.keys(api).sort()).toEqual([
+      'relay_thread_heap_bytes{thread="api",measure="limit"}',
+      'relay_thread_heap_bytes{thread="api",measure="total"}',
+      'relay_thread_heap_bytes{thread="api",measure="used"}',
+    ]);
+    const used = api['relay_thread_heap_bytes{thread="api",measure="used"}']!;
+    const total = api['relay_thread_heap_bytes{thread="api",measure="total"}']!;
+    expect(used).toBeGreaterThan(0);
+    expect(total).toBeGreaterThanOrEqual(used);
+    expect(api['relay_thread_heap_bytes{thread="api",measure="limit"}']).toBeGreaterThan(total);
+    expect(Object.keys(await heapOf(metricsOf({ processWide: false })))).toEqual([
+      'relay_thread_heap_bytes{thread="pipeline",measure="used"}',
+      'relay_thread_heap_bytes{thread="pipeline",measure="total"}',
+      'relay_thread_heap_bytes{thread="pipeline",measure="limit"}',
+    ]);
+  });
 });

@@ -5,7 +5,7 @@ import pino from 'pino';
 import type { Worker as WorkerType } from 'node:worker_threads';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig } from '../boot/config.ts';
-import { startPipelineThread, type PipelineThread } from './pipeline-thread.ts';
+import { PIPELINE_HEAP_LIMITS, startPipelineThread, type PipelineThread } from './pipeline-thread.ts';
 
 // The real Worker class, recording each thread started, so that a test can end one as a crash would.
 const workers = vi.hoisted(() => [] as WorkerType[]);
@@ -48,6 +48,15 @@ describe('the delivery pipeline thread (role all)', () => {
     // Process-wide metrics and scrape-time gauges are the API thread's, not repeated here.
     expect(names).not.toContain('relay_process_resident_memory_bytes');
     expect(names).not.toContain('relay_consumer_lag');
+    // Its own heap, under its own limit: the old generation's 1 GB and the young one's, not the
+    // process's default (a quarter of the machine's memory, up to 4 GB).
+    const heap = snapshots[0]!.find((metric) => metric.name === 'relay_thread_heap_bytes')!;
+    const measure = (name: string) => heap.values.find((value) => value.labels.thread === 'pipeline' && value.labels.measure === name)!.value;
+    const MB = 1024 * 1024;
+    expect(measure('limit')).toBeGreaterThanOrEqual(PIPELINE_HEAP_LIMITS.maxOldGenerationSizeMb * MB);
+    expect(measure('limit')).toBeLessThanOrEqual((PIPELINE_HEAP_LIMITS.maxOldGenerationSizeMb + 2 * PIPELINE_HEAP_LIMITS.maxYoungGenerationSizeMb) * MB);
+    expect(measure('used')).toBeGreaterThan(0);
+    expect(measure('total')).toBeGreaterThanOrEqual(measure('used'));
     await thread.stop();
     expect(await thread.metrics()).toEqual([]);
   });

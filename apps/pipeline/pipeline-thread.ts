@@ -51,7 +51,7 @@ const MAX_RESTART_DELAY_MS = 30_000;
  *   same CPU per delivery (session 20, docs/performance.md). A thread that ever ran out of it would
  *   end with ERR_WORKER_OUT_OF_MEMORY and be started again, as after any failure.
  */
-const PIPELINE_HEAP_LIMITS = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 1024 } as const;
+export const PIPELINE_HEAP_LIMITS = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 1024 } as const;
 
 /**
  * A new thread, told to open its stores and start once `startWhen` resolves; it loads its code

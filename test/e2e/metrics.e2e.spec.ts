@@ -68,6 +68,9 @@ describe('GET /metrics', () => {
     expect(lines).toContain('relay_consumer_lag{group="delivery",topic="outbound.signal"} 0');
     expect(lines).toContain('relay_publisher_checkpoint_lag 0');
     expect(lines.some((l) => l.startsWith('relay_process_resident_memory_bytes '))).toBe(true);
+    // Both threads' heaps (role `all`): the pipeline thread's under its own limit of about 1 GB.
+    for (const thread of ['api', 'pipeline']) expect(valueOf(res.text, `relay_thread_heap_bytes{thread="${thread}",measure="used"}`)).toBeGreaterThan(0);
+    expect(valueOf(res.text, 'relay_thread_heap_bytes{thread="pipeline",measure="limit"}')).toBeLessThan(1.1 * 1024 ** 3);
     expect(lines).toContainEqual(
       expect.stringMatching(/^relay_http_request_duration_seconds_bucket\{le="\+Inf",method="POST",route="\/api\/v1\/messages\/send",status_code="202"\} 1$/),
     );
