@@ -92,6 +92,17 @@ const run = async (url: string, options: Partial<autocannon.Options>, seconds: n
 
 const median = (values: number[]) => percentile(values, 50);
 
+/** Each thread's V8 heap, used/total in MB, as `/metrics` gives it (relay_thread_heap_bytes). */
+const threadHeaps = async (base: string): Promise<string> => {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const mb = (thread: string, measure: string) => {
+    const series = `relay_thread_heap_bytes{thread="${thread}",measure="${measure}"} `;
+    const line = text.split('\n').find((l) => l.startsWith(series));
+    return line === undefined ? '?' : (Number(line.slice(series.length)) / 1024 / 1024).toFixed(0);
+  };
+  return ['api', 'pipeline'].map((thread) => `${thread} ${mb(thread, 'used')}/${mb(thread, 'total')}`).join(', ') + ' MB';
+};
+
 /** A load of `duration` seconds, after a 1 s warm-up (so that the code is measured optimised). */
 const load = async (url: string, options: Partial<autocannon.Options> = {}): Promise<Measured> => {
   await run(url, options, 1);
@@ -232,6 +243,7 @@ const main = async () => {
     const send1 = await paired(barePostTarget, [`${base}/api/v1/messages/send`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: sendBody(1) }]);
     const send50 = await load(`${base}/api/v1/messages/send`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: sendBody(50) });
     const rss = rssMb(relay.pid!);
+    const heaps = await threadHeaps(base);
 
     const maps = (m: ReturnType<typeof memoryMaps>) =>
       `anonymous (V8 heaps, thread arenas) ${m.anonymousMb.toFixed(0)}, C heap ${m.cHeapMb.toFixed(0)}, files (code) ${m.filesMb.toFixed(0)}, shared ${m.sharedMb.toFixed(0)} MB`;
@@ -249,7 +261,7 @@ const main = async () => {
     row('empty poll', `${fmt(poll.relay)} — ${poll.ratio.toFixed(2)}× bare GET (target ≥ 0.7)`);
     row('send 1 message', `${fmt(send1.relay)} — ${send1.ratio.toFixed(2)}× bare POST (target ≥ 0.35)`);
     row('send 50 messages', `${fmt(send50)} — ${Math.round(send50.rps * 50)} accepted messages/s (target ≥ ${onKafka ? '25,000' : '50,000'})`);
-    row('RSS after load', `${rss.toFixed(0)} MB (target ≤ 200): ${maps(memoryMaps(relay.pid!))}`);
+    row('RSS after load', `${rss.toFixed(0)} MB (target ≤ 200): ${maps(memoryMaps(relay.pid!))}; V8 heaps used/total: ${heaps}`);
 
     // Let the delivery worker drain the backlog the load left (every message accepted so far
     // delivered, by the metrics), then measure latencies one at a time.
