@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createGroupCommit, isBusy } from './group-commit.ts';
 
 /** The group commit on a real SQLite file, with a second connection to hold the write lock. */
@@ -90,5 +90,36 @@ describe('group commit', () => {
     await expect(queued).rejects.toThrow('closed');
     await expect(add(2)).rejects.toThrow('closed');
     expect(count()).toBe(0);
+  });
+  it('tries again on the next turn when told another connection committed, not at its next millisecond', async () => {
+    const { groupCommit, add } = open(5000);
+    await add(0);
+    other = new Database(file);
+    other.exec('BEGIN IMMEDIATE');
+    // The millisecond retries never come: only lockReleased can commit the write.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const turns = async (n: number) => {
+        for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
+      };
+      let done = false;
+      const write = add(1).then((changes) => ((done = true), changes));
+      await turns(5); // the first try and the retry on the next turn failed; a retry waits a millisecond
+      expect(done).toBe(false);
+      groupCommit.lockReleased(); // the lock is still taken: tried again, fails, waits again
+      await turns(5);
+      expect(done).toBe(false);
+      other.exec('COMMIT');
+      groupCommit.lockReleased();
+      await turns(2);
+      expect(done).toBe(true);
+      await expect(write).resolves.toBe(1);
+      expect(committed).toEqual([1, 2]);
+      groupCommit.lockReleased(); // nothing waiting: nothing happens
+      await turns(2);
+      expect(committed).toEqual([1, 2]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

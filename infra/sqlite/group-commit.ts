@@ -12,8 +12,9 @@ import Database from 'better-sqlite3';
  * - When another connection (a thread or a process) holds the write lock, the attempt fails at
  *   once instead of waiting in SQLite's busy handler, which sleeps the whole thread for 1, 2,
  *   5, 10 ... ms and so stopped every request of an API thread. The thread goes on serving; the
- *   transaction is tried again on the next turn, then every millisecond, and the writes queued
- *   meanwhile join it. After the connection's busy timeout without the lock, the queued writes
+ *   transaction is tried again on the next turn, then every millisecond or as soon as another
+ *   thread of the process says it committed (`lockReleased`), and the writes queued meanwhile
+ *   join it. After the connection's busy timeout without the lock, the queued writes
  *   reject with the busy error, as SQLite's own busy timeout would.
  * - Reads on the connection keep the connection's own busy timeout: only the lock attempt does
  *   not wait.
@@ -21,6 +22,11 @@ import Database from 'better-sqlite3';
 export interface GroupCommit {
   /** Runs `write` inside the next shared transaction; settles when that transaction has committed. */
   enqueue<T>(write: () => T): Promise<T>;
+  /**
+   * Another connection has just committed (its thread said so): a transaction waiting for the
+   * write lock is tried again on the next turn instead of at its next millisecond.
+   */
+  lockReleased(): void;
   /** Rejects every queued write with `error` and refuses new ones with it. */
   close(error: unknown): void;
 }
@@ -61,6 +67,8 @@ export const createGroupCommit = (db: Database.Database, options: GroupCommitOpt
 
   let queue: QueuedWrite[] = [];
   let scheduled = false;
+  /** The retry a millisecond ahead, while waiting for another connection's lock. */
+  let retry: NodeJS.Timeout | undefined;
   let waitingSince: number | undefined;
   let attempts = 0;
   let closedWith: { error: unknown } | undefined;
@@ -68,7 +76,7 @@ export const createGroupCommit = (db: Database.Database, options: GroupCommitOpt
   /** The first try and the first retry on the next turn of the event loop, later ones every millisecond. */
   const schedule = (): void => {
     scheduled = true;
-    if (attempts > 1) setTimeout(flush, 1);
+    if (attempts > 1) retry = setTimeout(flush, 1);
     else setImmediate(flush);
   };
   const settled = (): QueuedWrite[] => {
@@ -94,6 +102,7 @@ export const createGroupCommit = (db: Database.Database, options: GroupCommitOpt
 
   const flush = (): void => {
     scheduled = false;
+    retry = undefined;
     if (closedWith || queue.length === 0) return;
     let outcomes: Outcome[] | undefined;
     attempts += 1;
@@ -123,6 +132,12 @@ export const createGroupCommit = (db: Database.Database, options: GroupCommitOpt
         queue.push({ write, resolve: resolve as (value: never) => void, reject });
         if (!scheduled) schedule();
       }),
+    lockReleased: () => {
+      if (retry === undefined) return;
+      clearTimeout(retry);
+      retry = undefined;
+      setImmediate(flush);
+    },
     close: (error) => {
       closedWith ??= { error };
       for (const queued of settled()) queued.reject(error);

@@ -238,6 +238,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
     if (topics === undefined) nothingDue.clear();
     else for (const topic of topics) nothingDue.delete(topic);
     scheduleWake();
+    groupCommit.lockReleased();
   });
 
   /** Commits of other connections (other processes) change `data_version`; ours do not. */

@@ -145,10 +145,12 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
         }),
     },
   });
-  // Another thread's commit wakes only the subscriptions that read what it appended.
+  // Another thread's commit wakes only the subscriptions that read what it appended, and a group
+  // of this thread's writes that waits for the lock that commit held.
   const commitSignal = openCommitSignal(options.path, (categories) => {
     if (categories === undefined) registry.wakeSoon();
     else for (const category of categories) registry.wakeSoon(category);
+    groupCommit.lockReleased();
   });
 
   /** Categories of the events appended in the transaction being committed: whom a commit wakes. */
@@ -157,7 +159,11 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
   const groupCommit = createGroupCommit(db, {
     mapError: toStoreError,
     onCommitted: () => {
-      if (appendedCategories.size === 0) return; // checkpoints and key changes alone: nothing to read
+      if (appendedCategories.size === 0) {
+        // Checkpoints and key changes alone: nothing to read, but the lock is free.
+        commitSignal.notify([]);
+        return;
+      }
       for (const category of appendedCategories) registry.wakeSoon(category);
       commitSignal.notify([...appendedCategories]);
       appendedCategories = new Set();
