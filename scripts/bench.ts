@@ -353,8 +353,11 @@ const main = async () => {
         row('Relay → signal-cli, first attempt', `failed, measured again: ${error instanceof Error ? error.message : String(error)}`);
         return measureSignalPace(200);
       });
-      row(`signal-cli send (mock server), ${pace.inFlight} in flight`, `${pace.daemonPerSecond.toFixed(1)} messages/s decrypted by the contact`);
-      row('Relay → signal-cli (same daemon, same contact)', `${pace.relayPerSecond.toFixed(1)} messages/s: ${ratio(pace.relayPerSecond, pace.daemonPerSecond)}× the daemon's own (goal ≥ 0.9)`);
+      row(`signal-cli send (mock server), ${pace.inFlight} in flight`, `${pace.daemonPerSecond.toFixed(1)} messages/s decrypted by the contact (median of ${pace.rounds} rounds of ${pace.messages})`);
+      row(
+        'Relay → signal-cli (same daemon, same contact)',
+        `${pace.relayPerSecond.toFixed(1)} messages/s: ${pace.ratio.toFixed(2)}× the daemon's own, the median of ${pace.rounds} alternating pairs (goal ≥ 0.9)`,
+      );
     } catch (error) {
       row('Relay → signal-cli', `not measured: ${error instanceof Error ? error.message : String(error)}`);
     }
