@@ -33,6 +33,8 @@ export const configSchema = z.object({
   SQLITE_SYNCHRONOUS: z.enum(['off', 'normal', 'full', 'extra']).default('full'),
   /** Role `all`: the nice value of the pipeline's worker thread (Linux; 0: the API thread's own priority). */
   PIPELINE_THREAD_NICE: integer(5, 0).pipe(z.number().max(19)),
+  /** Role `all`: the most the pipeline thread's old generation may hold, in MB (apps/pipeline/pipeline-thread.ts). */
+  PIPELINE_THREAD_HEAP_MB: integer(1024, 128),
   RATE_LIMIT_POLL_PER_MIN: integer(100, 1),
   RATE_LIMIT_SEND_FREE_PER_MIN: integer(600, 1),
   RATE_LIMIT_SEND_PAID_PER_MIN: integer(2000, 1),

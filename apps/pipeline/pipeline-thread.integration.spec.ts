@@ -5,7 +5,7 @@ import pino from 'pino';
 import type { Worker as WorkerType } from 'node:worker_threads';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig } from '../boot/config.ts';
-import { PIPELINE_HEAP_LIMITS, startPipelineThread, type PipelineThread } from './pipeline-thread.ts';
+import { startPipelineThread, type PipelineThread } from './pipeline-thread.ts';
 
 // The real Worker class, recording each thread started, so that a test can end one as a crash would.
 const workers = vi.hoisted(() => [] as WorkerType[]);
@@ -36,7 +36,7 @@ afterEach(async () => {
 
 describe('the delivery pipeline thread (role all)', () => {
   it('starts on the configured stores, answers for its counters, and stops', async () => {
-    const config = configFor();
+    const config = configFor({ PIPELINE_THREAD_HEAP_MB: '768' });
     const thread = await startPipelineThread(config, silent);
     started.push(thread);
     // Its stores exist: the thread opened the event store, the broker and the simulator.
@@ -48,17 +48,23 @@ describe('the delivery pipeline thread (role all)', () => {
     // Process-wide metrics and scrape-time gauges are the API thread's, not repeated here.
     expect(names).not.toContain('relay_process_resident_memory_bytes');
     expect(names).not.toContain('relay_consumer_lag');
-    // Its own heap, under its own limit: the old generation's 1 GB and the young one's, not the
-    // process's default (a quarter of the machine's memory, up to 4 GB).
+    // Its own heap, under its own limit: the configured old generation and its 8 MB young one
+    // (V8 counts one and a half of it), not the process's default (a quarter of the machine's
+    // memory, up to 4 GB).
     const heap = snapshots[0]!.find((metric) => metric.name === 'relay_thread_heap_bytes')!;
     const measure = (name: string) => heap.values.find((value) => value.labels.thread === 'pipeline' && value.labels.measure === name)!.value;
     const MB = 1024 * 1024;
-    expect(measure('limit')).toBeGreaterThanOrEqual(PIPELINE_HEAP_LIMITS.maxOldGenerationSizeMb * MB);
-    expect(measure('limit')).toBeLessThanOrEqual((PIPELINE_HEAP_LIMITS.maxOldGenerationSizeMb + 2 * PIPELINE_HEAP_LIMITS.maxYoungGenerationSizeMb) * MB);
+    expect(measure('limit')).toBeGreaterThanOrEqual(768 * MB);
+    expect(measure('limit')).toBeLessThanOrEqual((768 + 16) * MB);
     expect(measure('used')).toBeGreaterThan(0);
     expect(measure('total')).toBeGreaterThanOrEqual(measure('used'));
     await thread.stop();
     expect(await thread.metrics()).toEqual([]);
+  });
+
+  it('takes a heap limit of at least 128 MB, 1 GB by default', () => {
+    expect(configFor().PIPELINE_THREAD_HEAP_MB).toBe(1024);
+    expect(() => configFor({ PIPELINE_THREAD_HEAP_MB: '100' })).toThrow(new ConfigError('Invalid configuration PIPELINE_THREAD_HEAP_MB="100": Too small: expected number to be >=128'));
   });
 
   it('refuses to start, with the configuration error, when its parts cannot start', async () => {

@@ -39,19 +39,23 @@ const MAX_RESTART_DELAY_MS = 30_000;
 
 /**
  * The pipeline thread's heap. Its garbage is short-lived JSON: per delivery it reads, decides and
- * appends a few small events, and what it keeps (about 16 MB after a full collection while a backlog
- * drains) does not grow with the backlog, as every read is a bounded page.
+ * appends a few small events. What it keeps does not grow with a backlog (every read is a bounded
+ * page) but with the accounts: the read models (users, apps, credentials, groups, invoices) and the
+ * dashboard's statistics (about 10 KB per app-messenger that had traffic within 25 hours); about
+ * 16 MB after a full collection with one account while the bench's backlog drains.
  * - A young generation of 8 MB instead of V8's default (up to 48 MB on 64 bit): 211-214 MB of RSS
  *   after the bench's load with the default, 193 MB with this (session 5). 4 MB took another 5 MB
  *   off but cost a quarter more CPU per delivery (session 20).
- * - An old generation of at most 1 GB instead of the process's (a quarter of the machine's memory,
- *   up to 4 GB): V8 lets an old generation grow to up to 4 times what survived its last full
- *   collection when its limit is 2 GB or more, and less below (about 1.6 times at 1 GB). Draining the
- *   bench's backlog, the thread's heap was 66-74 MB with the default and 35-39 MB with this, at the
- *   same CPU per delivery (session 20, docs/performance.md). A thread that ever ran out of it would
- *   end with ERR_WORKER_OUT_OF_MEMORY and be started again, as after any failure.
+ * - An old generation of at most PIPELINE_THREAD_HEAP_MB (1 GB by default) instead of the process's
+ *   (a quarter of the machine's memory, up to 4 GB): V8 lets an old generation grow to up to 4 times
+ *   what survived its last full collection when its limit is 2 GB or more, and less below (about
+ *   1.6 times at 1 GB). Draining the bench's backlog, the thread's heap was 66-74 MB with the
+ *   process's limit and 30-39 MB with 1 GB, at the same CPU per delivery (session 20,
+ *   docs/performance.md). A thread that runs out of it ends with ERR_WORKER_OUT_OF_MEMORY and is
+ *   started again, as after any failure: `relay_thread_heap_bytes` shows how near it is.
  */
-export const PIPELINE_HEAP_LIMITS = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 1024 } as const;
+export const pipelineHeapLimits = (config: Pick<Config, 'PIPELINE_THREAD_HEAP_MB'>) =>
+  ({ maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: config.PIPELINE_THREAD_HEAP_MB }) as const;
 
 /**
  * A new thread, told to open its stores and start once `startWhen` resolves; it loads its code
@@ -60,7 +64,7 @@ export const PIPELINE_HEAP_LIMITS = { maxYoungGenerationSizeMb: 8, maxOldGenerat
  */
 const spawn = (config: Config, startWhen: Promise<void> = Promise.resolve()): Promise<Worker> =>
   new Promise((resolve, reject) => {
-    const worker = new Worker(ENTRY, { workerData: { config }, resourceLimits: PIPELINE_HEAP_LIMITS });
+    const worker = new Worker(ENTRY, { workerData: { config }, resourceLimits: pipelineHeapLimits(config) });
     let settled = false;
     startWhen.then(
       () => {
