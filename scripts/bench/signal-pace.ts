@@ -17,6 +17,7 @@ import { startSignalMock, type PrimaryDevice } from '../../test/support/signal-m
 import { startRelayProcess } from '../../test/support/relay-process.ts';
 import { createAccount, createKey, dashboard } from '../../test/support/account-fixture.ts';
 import { DELIVERY_BATCH } from '../../apps/pipeline/delivery-worker.ts';
+import { percentile } from './measures.ts';
 
 export interface SignalPaceFigures {
   readonly messages: number;
@@ -30,7 +31,7 @@ export interface SignalPaceFigures {
   readonly inFlight: number;
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const median = (values: number[]) => percentile(values, 50);
 
 const rpc = async (url: string, method: string, params?: Record<string, unknown>) => {
   const res = await fetch(`${url}/api/v1/rpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
