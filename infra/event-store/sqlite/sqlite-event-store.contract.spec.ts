@@ -170,6 +170,37 @@ describe('SQLite event store (adapter specific)', () => {
     expect((await store.readStream('a-1')).events.map((e) => e.data)).toEqual([1, 2]);
   });
 
+  it("tries an append that waits for the write lock again as soon as another thread's store says it committed", async () => {
+    const store = open({ busyTimeoutMs: 60_000, pollIntervalMs: 600_000 });
+    // Another store on the file, as the other thread of role `all` has: its commits are signalled.
+    const other = open({ pollIntervalMs: 600_000 });
+    await store.appendToStream('a-1', [{ type: 'T', data: 1 }]);
+    const locker = new Database(file);
+    locker.exec('BEGIN IMMEDIATE');
+    // The millisecond retries never come: only the other store's signal can commit the append.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const turns = async (n: number) => {
+      for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    try {
+      let done = false;
+      const waiting = store.appendToStream('a-2', [{ type: 'T', data: 2 }]).then(() => (done = true));
+      await turns(5);
+      expect(done).toBe(false);
+      locker.exec('COMMIT');
+      await turns(5);
+      expect(done).toBe(false); // the lock is free, but nobody said so
+      await other.storeCheckpoint('somebody', 1n); // a commit of a checkpoint alone is signalled too
+      for (let i = 0; i < 200 && !done; i++) await turns(1);
+      expect(done).toBe(true);
+      await waiting;
+    } finally {
+      vi.useRealTimers();
+      locker.close();
+    }
+    expect((await store.readStream('a-2')).version).toBe(1n);
+  });
+
   it('fails to open an unusable path with EventStoreUnavailableError', () => {
     expect(() => createSqliteEventStore({ path: dir })).toThrow(EventStoreUnavailableError);
   });
