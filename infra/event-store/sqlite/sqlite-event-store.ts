@@ -154,19 +154,16 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
   });
 
   /** Categories of the events appended in the transaction being committed: whom a commit wakes. */
-  let appendedCategories = new Set<string>();
+  const appendedCategories = new Set<string>();
   /** Writes of the same turn of the event loop share one transaction (see group-commit.ts). */
   const groupCommit = createGroupCommit(db, {
     mapError: toStoreError,
     onCommitted: () => {
-      if (appendedCategories.size === 0) {
-        // Checkpoints and key changes alone: nothing to read, but the lock is free.
-        commitSignal.notify([]);
-        return;
-      }
       for (const category of appendedCategories) registry.wakeSoon(category);
+      // Said after every commit: one of checkpoints or key changes alone wakes no reader (an empty
+      // list), but frees the write lock another thread may wait for.
       commitSignal.notify([...appendedCategories]);
-      appendedCategories = new Set();
+      appendedCategories.clear();
     },
   });
   const walTruncation = createWalTruncation(db, {
