@@ -197,6 +197,14 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
       return { nextVersion: version, lastPosition };
     },
   );
+  /** `append` in a group commit: a duplicate event id is told as such. */
+  const appendOrExplain = (streamName: string, expected: ExpectedVersion, events: readonly PendingEvent[], keyChanges: CheckedKeyChanges | undefined): AppendResult => {
+    try {
+      return append(streamName, expected, events, keyChanges);
+    } catch (error) {
+      throw duplicateIdError(error, streamName);
+    }
+  };
 
   return {
     kind: 'sqlite',
@@ -209,24 +217,21 @@ export function createSqliteEventStore(options: SqliteEventStoreOptions): EventS
     async appendToStream(streamName, events, appendOptions) {
       const expected = appendOptions?.expectedVersion ?? 'any';
       const keyChanges = checkKeyChanges(appendOptions?.keys);
-      const pending = events.map(
-        (event): PendingEvent => [
+      // A loop, not an arrow made in each call (see writeEach in group-commit.ts).
+      const pending: PendingEvent[] = [];
+      for (const event of events) {
+        pending.push([
           event.id ?? newEventId(),
           event.type,
           JSON.stringify(event.data ?? null),
           JSON.stringify(event.metadata ?? {}),
           event.recordedAt === undefined ? undefined : epochMs(event.recordedAt, 'recordedAt'),
           tagsOf(tagger, { streamName, type: event.type, data: event.data ?? null }),
-        ],
-      );
+        ]);
+      }
       if (pending.length === 0 && keyChanges === undefined) return guard(() => append.deferred(streamName, expected, pending, undefined));
-      const result = await groupCommit.enqueue(() => {
-        try {
-          return append(streamName, expected, pending, keyChanges);
-        } catch (error) {
-          throw duplicateIdError(error, streamName);
-        }
-      });
+      // Bound, not an arrow made in each call (see writeEach in group-commit.ts).
+      const result = await groupCommit.enqueue(appendOrExplain.bind(undefined, streamName, expected, pending, keyChanges));
       if (keyChanges !== undefined && keyChanges.destroy.length > 0) keys.onDestroyed();
       return result;
     },

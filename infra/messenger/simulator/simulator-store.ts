@@ -108,15 +108,18 @@ export class SimulatorStore {
       }
       return { reason: rule.reason, permanent: rule.permanent === 1 };
     });
-    this.handOverAll = this.db.transaction((handings: readonly Handing[]) =>
-      handings.map(({ delivery, decide }) => {
+    // A loop, not an arrow made in each call (see writeEach in infra/sqlite/group-commit.ts).
+    this.handOverAll = this.db.transaction((handings: readonly Handing[]) => {
+      const results: DeliveryResult[] = [];
+      for (const { delivery, decide } of handings) {
         // Counted in the transaction: an attempt of the same message earlier in it counts too.
         const attempt = this.attemptsOf(delivery.messageId) + 1;
         const result = decide(() => this.takeFailure(delivery.messenger, delivery.contactId));
         this.record({ ...delivery, attempt, ok: result.ok, reason: result.ok ? null : result.reason, at: Date.now() });
-        return result;
-      }),
-    );
+        results.push(result);
+      }
+      return results;
+    });
   }
 
   /**
@@ -138,7 +141,7 @@ export class SimulatorStore {
     this.handings = [];
     try {
       const results = this.handOverAll(handings);
-      handings.forEach((handing, i) => handing.resolve(results[i]!));
+      for (let i = 0; i < handings.length; i++) handings[i]!.resolve(results[i]!);
     } catch (error) {
       for (const handing of handings) handing.reject(error);
     }
