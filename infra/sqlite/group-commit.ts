@@ -49,8 +49,8 @@ type Outcome = { readonly ok: true; readonly value: unknown } | { readonly ok: f
 /**
  * Each queued write in turn, in the transaction: its value, or what it threw. A function of the
  * module, not an arrow made in every call: an arrow made per call that runs hot within it is
- * optimised by V8 on its own, and that code is dropped at the next full collection once the arrow is
- * gone, to be compiled again (docs/performance.md, session 21).
+ * optimised by V8 on its own, and under load such arrows were compiled again every few seconds
+ * (their code seemingly dropped at full collections; docs/performance.md, session 21).
  */
 const writeEach = (batch: readonly QueuedWrite[]): Outcome[] => {
   const outcomes: Outcome[] = [];
