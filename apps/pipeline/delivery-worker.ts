@@ -141,10 +141,8 @@ const waitingLog = (deps: Pick<DeliveryWorkerDeps, 'apps' | 'log'>) => {
   };
 };
 
-// The batch's steps are functions of this module and loops, not arrows made anew in every call
-// of the handler: an arrow made per call that runs hot within it (a map over 100 records) is
-// optimised by V8 on its own, and under load such arrows were compiled again every few seconds
-// (their code seemingly dropped at full collections; docs/performance.md, session 21).
+// The batch's steps are functions of this module and loops, not arrows made anew in every call of
+// the handler (see writeEach in infra/sqlite/group-commit.ts).
 const parseRecords = (records: readonly ConsumedRecord[]): OutboundRecord[] => {
   const values: OutboundRecord[] = [];
   for (const record of records) values.push(JSON.parse(record.value) as OutboundRecord);
