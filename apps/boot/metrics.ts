@@ -6,7 +6,7 @@ import { MESSENGERS } from '../../domain/shared/messengers.ts';
 import { createRequestDurations, type RequestDurations } from './request-durations.ts';
 import type { Broker } from '../../infra/broker/port.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
-import { checkpoints, DELIVERY_GROUP, deliveryTopics, QUEUE_PUBLISHER_FILTER } from '../pipeline/topology.ts';
+import { checkpoints, DELIVERY_GROUP, deliveryTopics, QUEUE_PUBLISHER_CATEGORIES } from '../pipeline/topology.ts';
 
 export const METRICS_PREFIX = 'relay_';
 const UNHEALTHY = ['daemon-unreachable', 'account-missing'] as const;
@@ -146,7 +146,7 @@ export const createMetrics = ({ store, broker, deliveryPolicy, apps, collectTime
           collectTimeoutMs,
           (async () => {
             const after = (await store.readCheckpoint(checkpoints.queuePublisher)) ?? 0n;
-            return store.countAll({ after, filter: QUEUE_PUBLISHER_FILTER, limit: LAG_COUNT_CAP });
+            return store.countAll({ after, filter: QUEUE_PUBLISHER_CATEGORIES, limit: LAG_COUNT_CAP });
           })(),
         );
         this.set(pending);

@@ -3,7 +3,7 @@ import { defaultDeliveryPolicy } from '../../domain/delivery/policy.ts';
 import type { Broker } from '../../infra/broker/port.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
 import { createMetrics, type MetricsSources } from './metrics.ts';
-import { QUEUE_PUBLISHER_FILTER } from '../pipeline/topology.ts';
+import { QUEUE_PUBLISHER_CATEGORIES } from '../pipeline/topology.ts';
 
 /** A broker whose depth answers from a table (or fails, or never answers). */
 const fakeBroker = (depth: (topic: string, group?: string) => Promise<number>, ready = true) =>
@@ -105,7 +105,7 @@ describe('metrics', () => {
       return counting(options);
     };
     expect(await samples(metricsOf({ store }))).toContain('relay_publisher_checkpoint_lag 10000');
-    expect(asked).toEqual([{ after: 7n, filter: QUEUE_PUBLISHER_FILTER, limit: 10_000 }]);
+    expect(asked).toEqual([{ after: 7n, filter: QUEUE_PUBLISHER_CATEGORIES, limit: 10_000 }]);
   });
 
   it('a broker that fails or does not answer in time leaves the lag unset and reports not ready', async () => {

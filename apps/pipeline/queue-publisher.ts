@@ -11,6 +11,12 @@ import type { DeadNotice, InboundRecord, LegacyOutboundMessage, OutboundRecord }
 import { checkpoints, QUEUE_PUBLISHER_FILTER, topics } from './topology.ts';
 
 /**
+ * The events the publisher is given: those of its filter's types only. A case for another type
+ * below does not compile: it would never be read (add the type to QUEUE_PUBLISHER_FILTER).
+ */
+type PublishedEvent = Extract<SendBatchEvent | DeliveryEvent | InboundEvent | AppEvent, { type: (typeof QUEUE_PUBLISHER_FILTER.types)[number] }>;
+
+/**
  * The only way messages reach the broker: a checkpointed subscription to the event store that
  * turns accepted, retried and received messages into queue records, abandoned ones into dead
  * notices, and keeps each app's inbound queue from its creation to its deletion. Each record
@@ -18,7 +24,7 @@ import { checkpoints, QUEUE_PUBLISHER_FILTER, topics } from './topology.ts';
  * app (never by contact: a record key is stored in clear).
  */
 export const recordsFor = (event: RecordedEvent): OutgoingRecord[] => {
-  const e = event as unknown as SendBatchEvent | DeliveryEvent | InboundEvent;
+  const e = event as unknown as PublishedEvent;
   switch (e.type) {
     case 'MessagesAccepted': {
       const { batchId } = e.data;
@@ -74,7 +80,7 @@ export const recordsFor = (event: RecordedEvent): OutgoingRecord[] => {
 
 /** Topics to create ahead of their first record, and to delete with what they hold: an app's inbound queue lives as long as the app. */
 export const topicChangesFor = (event: RecordedEvent): { create: string[]; delete: string[] } => {
-  const e = event as unknown as AppEvent;
+  const e = event as unknown as PublishedEvent;
   if (e.type === 'AppCreated') return { create: [topics.inbound(e.data.appId)], delete: [] };
   if (e.type === 'AppDeleted') return { create: [], delete: [topics.inbound(e.data.appId)] };
   return { create: [], delete: [] };

@@ -52,8 +52,22 @@ export const checkpoints = {
   groupAdministrator: (messenger: string) => `groups.${messenger}`,
 } as const;
 
-/** The events the queue publisher reads (its checkpoint moves only over these). */
-export const QUEUE_PUBLISHER_FILTER = { categories: ['sendbatch', 'outbound', 'inbound', 'app'] } as const;
+/**
+ * The categories the queue publisher reads (its checkpoint moves only over these): what its lag
+ * is counted in, from the (category, position) index alone.
+ */
+export const QUEUE_PUBLISHER_CATEGORIES = { categories: ['sendbatch', 'outbound', 'inbound', 'app'] } as const;
+
+/**
+ * The events of those categories the queue publisher turns into records or topic changes
+ * (queue-publisher.ts). The others (a delivery recorded, an app's settings, ...) are left out by
+ * the store's query: the publisher read and parsed every `MessageDelivered`, one per message
+ * delivered, to do nothing with it.
+ */
+export const QUEUE_PUBLISHER_FILTER = {
+  ...QUEUE_PUBLISHER_CATEGORIES,
+  types: ['MessagesAccepted', 'DeliveryAttemptFailed', 'DeliveryDeferred', 'MessageAbandoned', 'InboundMessageReceived', 'AppCreated', 'AppDeleted'],
+} as const;
 
 /**
  * How the broker keeps each topic. An app's inbound queue is one partition (one ordered queue for
