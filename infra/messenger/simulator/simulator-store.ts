@@ -90,16 +90,18 @@ export class SimulatorStore {
     // Files of earlier versions have no permanent column: their failures were all transient.
     const columns = this.db.prepare('PRAGMA table_info(failures)').all() as Array<{ name: string }>;
     if (!columns.some((c) => c.name === 'permanent')) this.db.exec('ALTER TABLE failures ADD COLUMN permanent INTEGER NOT NULL DEFAULT 0');
+    // Positional parameters: bound from a list, not looked up by name in an object made per delivery.
     this.insertDelivery = this.db.prepare(
       `INSERT INTO deliveries (message_id, messenger, from_address, contact_id, text, group_id, attempt, ok, reason, at)
-       VALUES (@messageId, @messenger, @from, @contactId, @text, @groupId, @attempt, @ok, @reason, @at)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.countAttempts = this.db.prepare('SELECT count(*) AS n FROM deliveries WHERE message_id = ?');
     this.pruneOld = this.db.prepare('DELETE FROM deliveries WHERE seq <= (SELECT max(seq) FROM deliveries) - ?');
     const select = this.db.prepare('SELECT remaining, reason, permanent FROM failures WHERE messenger = ? AND contact_id = ?');
     const decrement = this.db.prepare('UPDATE failures SET remaining = remaining - 1 WHERE messenger = ? AND contact_id = ?');
     const remove = this.db.prepare('DELETE FROM failures WHERE messenger = ? AND contact_id = ?');
-    this.takeFailure = this.db.transaction((messenger: string, contactId: string) => {
+    /** Takes the next failure injected for a contact; in a transaction of the caller's (its reads and its change go together). */
+    const takeFailureIn = (messenger: string, contactId: string): InjectedFailure | undefined => {
       const rule = select.get(messenger, contactId) as { remaining: number; reason: string; permanent: number } | undefined;
       if (!rule) return undefined;
       if (rule.remaining > 0) {
@@ -107,15 +109,17 @@ export class SimulatorStore {
         else decrement.run(messenger, contactId);
       }
       return { reason: rule.reason, permanent: rule.permanent === 1 };
-    });
+    };
+    this.takeFailure = this.db.transaction(takeFailureIn);
     // A loop, not an arrow made in each call (see writeEach in infra/sqlite/group-commit.ts).
     this.handOverAll = this.db.transaction((handings: readonly Handing[]) => {
       const results: DeliveryResult[] = [];
       for (const { delivery, decide } of handings) {
         // Counted in the transaction: an attempt of the same message earlier in it counts too.
         const attempt = this.attemptsOf(delivery.messageId) + 1;
-        const result = decide(() => this.takeFailure(delivery.messenger, delivery.contactId));
-        this.record({ ...delivery, attempt, ok: result.ok, reason: result.ok ? null : result.reason, at: Date.now() });
+        // Already in this transaction: no savepoint of its own per delivery.
+        const result = decide(() => takeFailureIn(delivery.messenger, delivery.contactId));
+        this.recordIn(delivery, attempt, result.ok, result.ok ? null : result.reason, Date.now());
         results.push(result);
       }
       return results;
@@ -173,7 +177,12 @@ export class SimulatorStore {
   }
 
   record(delivery: SimulatedDelivery): void {
-    this.insertDelivery.run({ ...delivery, ok: delivery.ok ? 1 : 0 });
+    this.recordIn(delivery, delivery.attempt, delivery.ok, delivery.reason, delivery.at);
+  }
+
+  private recordIn(delivery: HandedDelivery, attempt: number, ok: boolean, reason: string | null, at: number): void {
+    const { messageId, messenger, from, contactId, text, groupId } = delivery;
+    this.insertDelivery.run(messageId, messenger, from, contactId, text, groupId, attempt, ok ? 1 : 0, reason, at);
     // Pruned in steps of a tenth, not at every record: the table stays between `keeps` and 1.1 × `keeps`.
     if (++this.recordedSincePrune >= Math.max(1, Math.floor(this.keeps / 10))) {
       this.recordedSincePrune = 0;
