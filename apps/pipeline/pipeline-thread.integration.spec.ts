@@ -67,6 +67,15 @@ describe('the delivery pipeline thread (role all)', () => {
     expect(() => configFor({ PIPELINE_THREAD_HEAP_MB: '100' })).toThrow(new ConfigError('Invalid configuration PIPELINE_THREAD_HEAP_MB="100": Too small: expected number to be >=128'));
   });
 
+  it('is scheduled as SCHED_IDLE by default, or at a nice value from 0 to 19', () => {
+    expect(configFor().PIPELINE_THREAD_NICE).toBe('idle');
+    expect(configFor({ PIPELINE_THREAD_NICE: '5' }).PIPELINE_THREAD_NICE).toBe(5);
+    expect(() => configFor({ PIPELINE_THREAD_NICE: '20' })).toThrow(new ConfigError('Invalid configuration PIPELINE_THREAD_NICE="20": Too big: expected number to be <=19'));
+    expect(() => configFor({ PIPELINE_THREAD_NICE: 'lowest' })).toThrow(
+      new ConfigError('Invalid configuration PIPELINE_THREAD_NICE="lowest": must be idle or a nice value from 0 to 19'),
+    );
+  });
+
   it('refuses to start, with the configuration error, when its parts cannot start', async () => {
     const failure = await startPipelineThread(configFor({ SESSION_CLIENT_URL: 'http://127.0.0.1:1' }), silent).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(ConfigError);

@@ -16,7 +16,12 @@ import { answer, startStatisticsModel, statisticsSnapshotFile, type StatisticsMo
 const port = parentPort!;
 const { config } = workerData as { config: Config };
 const say = (message: FromPipeline) => port.postMessage(message);
-lowerThisThreadPriority(config.PIPELINE_THREAD_NICE);
+const log = createLogger(config.LOG_LEVEL).child({ thread: 'pipeline' });
+const priority = lowerThisThreadPriority(config.PIPELINE_THREAD_NICE);
+if (config.PIPELINE_THREAD_NICE !== 0) {
+  const runsAt = priority === 'idle' ? 'SCHED_IDLE' : priority === undefined ? "the API thread's priority (not lowered here)" : `nice ${priority}`;
+  log.info({ asked: config.PIPELINE_THREAD_NICE, runsAt }, `the pipeline thread runs at ${runsAt}`);
+}
 
 // The code is loaded by now; the stores are opened when the API thread says (pipeline-thread.ts).
 await new Promise<void>((resolve) => {
@@ -34,7 +39,7 @@ try {
     config,
     { http: 'none', delivery: true, gateway: true },
     // This thread polls for other processes' commits and tells the API thread (stores.ts).
-    { log: createLogger(config.LOG_LEVEL).child({ thread: 'pipeline' }), storePolling: 'for-process' },
+    { log, storePolling: 'for-process' },
   );
 } catch (error) {
   const { name, message } = error instanceof Error ? error : new Error(String(error));
