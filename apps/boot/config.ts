@@ -31,10 +31,10 @@ export const configSchema = z.object({
   KAFKA_PARTITIONS: integer(3, 1),
   KAFKA_TOPIC_PREFIX: z.string().regex(/^[A-Za-z0-9._-]{0,100}$/, 'must be letters, digits, dots, dashes or underscores').default(''),
   SQLITE_SYNCHRONOUS: z.enum(['off', 'normal', 'full', 'extra']).default('full'),
-  /** Role `all`: how the pipeline's worker thread is scheduled (Linux): `idle` (SCHED_IDLE) or a nice value, 0 the API thread's own priority (apps/pipeline/thread-priority.ts). */
+  /** Role `all`: how the pipeline's worker thread is scheduled (Linux): a nice value, 0 the API thread's own priority, or `idle` (SCHED_IDLE) (apps/pipeline/thread-priority.ts). */
   PIPELINE_THREAD_NICE: z
     .union([z.literal('idle'), z.coerce.number().int().min(0).max(19)], { error: 'must be idle or a nice value from 0 to 19' })
-    .default('idle'),
+    .default(19),
   /** Role `all`: the most the pipeline thread's old generation may hold, in MB (apps/pipeline/pipeline-thread.ts). */
   PIPELINE_THREAD_HEAP_MB: integer(1024, 128),
   RATE_LIMIT_POLL_PER_MIN: integer(100, 1),

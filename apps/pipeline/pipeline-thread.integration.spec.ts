@@ -67,9 +67,10 @@ describe('the delivery pipeline thread (role all)', () => {
     expect(() => configFor({ PIPELINE_THREAD_HEAP_MB: '100' })).toThrow(new ConfigError('Invalid configuration PIPELINE_THREAD_HEAP_MB="100": Too small: expected number to be >=128'));
   });
 
-  it('is scheduled as SCHED_IDLE by default, or at a nice value from 0 to 19', () => {
-    expect(configFor().PIPELINE_THREAD_NICE).toBe('idle');
+  it('is scheduled at nice 19 by default, at another nice value from 0 to 19, or as SCHED_IDLE', () => {
+    expect(configFor().PIPELINE_THREAD_NICE).toBe(19);
     expect(configFor({ PIPELINE_THREAD_NICE: '5' }).PIPELINE_THREAD_NICE).toBe(5);
+    expect(configFor({ PIPELINE_THREAD_NICE: 'idle' }).PIPELINE_THREAD_NICE).toBe('idle');
     expect(() => configFor({ PIPELINE_THREAD_NICE: '20' })).toThrow(new ConfigError('Invalid configuration PIPELINE_THREAD_NICE="20": Too big: expected number to be <=19'));
     expect(() => configFor({ PIPELINE_THREAD_NICE: 'lowest' })).toThrow(
       new ConfigError('Invalid configuration PIPELINE_THREAD_NICE="lowest": must be idle or a nice value from 0 to 19'),

@@ -58,9 +58,10 @@ const idleThisThread = (chrt: string): boolean => {
  * Role `all` runs its pipeline in a worker thread beside the API thread. On a machine with fewer
  * free cores than busy threads, the pipeline that yields leaves the API thread the core it needs
  * to accept messages (durably), while deliveries use what is left and catch up once the load lets
- * up; with cores to spare it changes nothing. SCHED_IDLE does this best: a core that runs only an
- * idle-policy thread counts as free when the API thread wakes, and sends of one were 17 % faster
- * than at nice 5 and 9 % faster than at nice 19 (docs/performance.md, session 23). The cost: while
+ * up; with cores to spare it changes nothing. Measured on 2 cores (docs/performance.md, session
+ * 23), sends of one against nice 5: nice 19 (the default) +11 %, SCHED_IDLE +17 %; but under
+ * SCHED_IDLE a backlog drained 9 % slower (likely because a core that runs only an idle-policy
+ * thread counts as free for every thread that wakes, V8's helpers included: not traced), and while
  * other work keeps every core busy, deliveries wait for it.
  */
 export const lowerThisThreadPriority = (priority: ThreadPriority, options: { chrt?: string } = {}): AppliedPriority => {
