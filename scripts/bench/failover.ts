@@ -7,21 +7,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { startRelayProcess, type RelayProcess } from '../../test/support/relay-process.ts';
+import { until } from './measures.ts';
 
 export interface FailoverFigures {
   readonly queuedMs: number;
   readonly takeoverMs: number;
 }
-
-const until = async <T>(probe: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> => {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`failover bench: timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-};
 
 /** Whether the instance runs the leased role now (its `/metrics`). */
 const holds = async (relay: RelayProcess, role: string): Promise<boolean> =>
