@@ -13,8 +13,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { SimulatorStore } from '../infra/messenger/simulator/simulator-store.ts';
 import { freePort, ROOT, runCli } from '../test/support/relay-process.ts';
+import { waitFor } from '../test/support/wait-for.ts';
 import { measureFailover } from './bench/failover.ts';
-import { cpuMsPerSecond, memoryMaps, percentile, rssMb, until } from './bench/measures.ts';
+import { cpuMsPerSecond, memoryMaps, percentile, rssMb } from './bench/measures.ts';
 import { measureNestedJson } from './bench/nested-json.ts';
 import { measureHostileMix } from './bench/hostile-mix.ts';
 import { measureStatistics, statisticsRows } from './bench/statistics.ts';
@@ -226,7 +227,7 @@ const main = async () => {
     const headers = { cookie: `relay_session=${session}`, 'content-type': 'application/json' };
     const app = (await (await fetch(`${dash}/apps`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench', protocol: ['signal'] }) })).json()) as { id: string };
     const key = ((await (await fetch(`${dash}/credentials`, { method: 'POST', headers, body: JSON.stringify({ type: 'api-key', appIds: [app.id], name: 'bench' }) })).json()) as { secret: string }).secret;
-    await until(
+    await waitFor(
       async () => {
         const apps = (await (await fetch(`${dash}/apps`, { headers })).json()) as { items: Array<{ messengers: Array<{ status: string }> }> };
         return apps.items[0]!.messengers.every((m) => m.status === 'active') ? true : undefined;
@@ -293,7 +294,7 @@ const main = async () => {
       const id = successfulMessages[0]!.messageId;
       // The simulator stamps the delivery itself, so looking every millisecond does not move the
       // figure; looking on every turn of this loop kept a core busy that the delivery needs.
-      const delivered = await until(() => simulator.deliveries({ messageId: id })[0], 10_000, `the delivery of message ${i}`, 1);
+      const delivered = await waitFor(() => simulator.deliveries({ messageId: id })[0], 10_000, `the delivery of message ${i}`, 1);
       deliveryLatency.push(Math.max(0, delivered.at - acceptedAt));
     }
     row('accepted → delivered', `p50 ${percentile(deliveryLatency, 50)} ms, p99 ${percentile(deliveryLatency, 99)} ms (target p99 ≤ ${onKafka ? 100 : 20})`);
@@ -305,7 +306,7 @@ const main = async () => {
       if (injected.code !== 0) throw new Error(injected.stderr);
       const received = performance.now();
       // Polled back to back, as an eager client would: each poll is a request to the server.
-      await until(
+      await waitFor(
         async () => (((await (await fetch(`${base}/api/v1/messages/poll?limit=1`, { headers: auth })).json()) as { count: number }).count > 0 ? true : undefined),
         10_000,
         `inbound message ${i} to be pollable`,

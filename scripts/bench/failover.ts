@@ -7,12 +7,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import { startRelayProcess, type RelayProcess } from '../../test/support/relay-process.ts';
-import { until } from './measures.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 
 export interface FailoverFigures {
   readonly queuedMs: number;
   readonly takeoverMs: number;
 }
+
+/** Waits as this step always has: a look every 20 ms. */
+const until = <T>(probe: () => Promise<T | undefined>, timeoutMs: number, what: string) => waitFor(probe, timeoutMs, what, 20);
 
 /** Whether the instance runs the leased role now (its `/metrics`). */
 const holds = async (relay: RelayProcess, role: string): Promise<boolean> =>

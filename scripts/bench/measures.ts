@@ -2,20 +2,6 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 
-/**
- * Waits for `probe` to give a value, trying again every `intervalMs` (at once when 0), and fails
- * the benchmark with what it waited for once `timeoutMs` has passed.
- */
-export const until = async <T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs: number, what: string, intervalMs = 20): Promise<T> => {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`bench: timed out after ${timeoutMs} ms waiting for ${what}`);
-    if (intervalMs > 0) await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-};
-
 /** The value at percentile `p` (nearest rank) of `values`. */
 export const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);

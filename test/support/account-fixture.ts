@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
 import type { RelayProcess } from './relay-process.ts';
 import { startupDeadlineMs } from './startup-deadline.ts';
+import { waitFor } from './wait-for.ts';
 
 export const DASHBOARD = '/dashboard/api/dashboard';
 
@@ -72,15 +73,7 @@ export const api = async (relay: RelayProcess, method: string, route: string, op
   return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as any) : undefined };
 };
 
-export const waitFor = async <T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000, what = 'condition'): Promise<T> => {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};
+export { waitFor } from './wait-for.ts';
 
 /** Polls with `key` until `count` messages came back in all (each poll must answer 200); returns them in order. */
 export const pollMessages = async (relay: RelayProcess, key: string, count: number, timeoutMs = 15_000): Promise<any[]> => {
