@@ -20,6 +20,7 @@ import { responseWithHeaders, securityHeaders } from './security-headers.ts';
 import { connectionGuard } from './connections.ts';
 import { relayErrorHandler } from './error-handler.ts';
 import { boundJsonBodies } from './bounded-json.ts';
+import { coalescedWrites } from './coalesced-writes.ts';
 
 /**
  * The HTTP face of Relay: the public API under `/api/v1`, the dashboard proxy under
@@ -47,6 +48,8 @@ export const buildServer = async (
   // onRequest hook, whose hook-runner pass cost about a tenth of the throughput of health and poll.
   // And it records itself when it ends (request-log.ts): duration histogram and request log line.
   const Response = loggedResponse(responseWithHeaders(headerEntries), httpLog, ctx.metrics.httpRequestDuration);
+  // Answers given at once leave together at the end of the event loop's turn (coalesced-writes.ts).
+  const writes = coalescedWrites();
   const app = Fastify({
     serverFactory: (handler: http.RequestListener) => {
       // Node's own check of the Host header answers without body or security headers; the same
@@ -55,8 +58,9 @@ export const buildServer = async (
         if (request.headers.host === undefined && request.httpVersionMajor === 1 && request.httpVersionMinor === 1) {
           return guard.answer(request, response, 400, 'Bad request');
         }
-        handler(request, response);
+        writes.during(handler, request, response);
       });
+      server.on('connection', writes.attach);
       guard.attach(server);
       return server;
     },
