@@ -40,84 +40,89 @@ afterEach(async () => {
 });
 
 describe('coalesced writes', () => {
-  it('holds what a request listener writes until the end of the turn, then sends each socket its bytes', async () => {
-    open = await connected(2);
+  it('sends the first answer of a turn at once and holds the others to the end of the turn', async () => {
+    open = await connected(3);
     const writes = coalescedWrites();
     open.accepted.forEach(writes.attach);
-    writes.during((a: Socket, b: Socket) => {
-      a.write('answer a');
-      b.write('answer b');
-    }, open.accepted[0]!, open.accepted[1]!);
-    expect(open.sent).toEqual([0, 0]);
+    for (const [i, socket] of open.accepted.entries()) writes.during((s: Socket, text: string) => void s.write(text), socket, `answer ${i}`);
+    expect(open.sent).toEqual([1, 0, 0]);
     await endOfTurn();
-    expect(open.sent).toEqual([1, 1]);
-    await waitFor(() => open!.received.join('|') === 'answer a|answer b', 5_000, 'both answers');
+    expect(open.sent).toEqual([1, 1, 1]);
+    await waitFor(() => open!.received.join('|') === 'answer 0|answer 1|answer 2', 5_000, 'every answer');
+    // The next turn starts afresh: its first answer goes out at once again.
+    writes.during((s: Socket, text: string) => void s.write(text), open.accepted[2]!, ' again');
+    expect(open.sent).toEqual([1, 1, 2]);
   });
 
   it('sends at once what is written outside a request listener (after a commit, an event stream)', async () => {
-    open = await connected(1);
+    open = await connected(2);
     const writes = coalescedWrites();
-    writes.attach(open.accepted[0]!);
+    open.accepted.forEach(writes.attach);
     open.accepted[0]!.write('later answer');
-    expect(open.sent).toEqual([1]);
-    await waitFor(() => open!.received[0] === 'later answer', 5_000, 'the answer');
+    open.accepted[1]!.write('another');
+    expect(open.sent).toEqual([1, 1]);
+    await waitFor(() => open!.received.join('|') === 'later answer|another', 5_000, 'both answers');
   });
 
   it("keeps a socket's bytes in order: a write behind a held one waits for it", async () => {
-    open = await connected(1);
+    open = await connected(2);
     const writes = coalescedWrites();
-    const socket = open.accepted[0]!;
-    writes.attach(socket);
+    open.accepted.forEach(writes.attach);
+    const [first, socket] = open.accepted as [Socket, Socket];
+    writes.during((s: Socket, text: string) => void s.write(text), first, 'first of the turn');
     writes.during((s: Socket, text: string) => {
       s.write(text);
       s.write('two ');
     }, socket, 'one ');
     socket.write('three');
-    expect(open.sent).toEqual([0]);
-    await waitFor(() => open!.received[0] === 'one two three', 5_000, 'the three writes in order');
+    expect(open.sent).toEqual([1, 0]);
+    await waitFor(() => open!.received[1] === 'one two three', 5_000, 'the three writes in order');
   });
 
   it('sends the held writes at once when a batch reaches its bound', async () => {
-    open = await connected(3);
+    open = await connected(4);
     const writes = coalescedWrites({ maxHeld: 2 });
     open.accepted.forEach(writes.attach);
     writes.during((sockets: Socket[], _: undefined) => {
       sockets[0]!.write('a');
-      expect(open!.sent).toEqual([0, 0, 0]);
       sockets[1]!.write('b');
-      expect(open!.sent).toEqual([1, 1, 0]);
+      expect(open!.sent).toEqual([1, 0, 0, 0]);
       sockets[2]!.write('c');
+      expect(open!.sent).toEqual([1, 1, 1, 0]);
+      sockets[3]!.write('d');
     }, open.accepted, undefined);
-    expect(open.sent).toEqual([1, 1, 0]);
+    expect(open.sent).toEqual([1, 1, 1, 0]);
     await endOfTurn();
-    expect(open.sent).toEqual([1, 1, 1]);
+    expect(open.sent).toEqual([1, 1, 1, 1]);
   });
 
   it('a socket closed before the end of the turn has its held write refused, as Node refuses a write to a closed socket', async () => {
-    open = await connected(1);
+    open = await connected(2);
     const writes = coalescedWrites();
-    const socket = open.accepted[0]!;
-    writes.attach(socket);
+    open.accepted.forEach(writes.attach);
+    const [first, closing] = open.accepted as [Socket, Socket];
+    writes.during((s: Socket, text: string) => void s.write(text), first, 'first of the turn');
     const outcome = new Promise<unknown>((resolve) => {
-      writes.during((s: Socket, _: undefined) => void s.write('never sent', (error) => resolve(error)), socket, undefined);
+      writes.during((s: Socket, _: undefined) => void s.write('never sent', (error) => resolve(error)), closing, undefined);
     });
-    socket.destroy();
+    closing.destroy();
     await endOfTurn();
     expect(await outcome).toMatchObject({ code: 'ERR_SOCKET_CLOSED' });
-    expect(open.sent).toEqual([0]);
+    expect(open.sent).toEqual([1, 0]);
   });
 
   it('stays holding through a nested request listener and stops after the outer one', async () => {
-    open = await connected(1);
+    open = await connected(3);
     const writes = coalescedWrites();
-    const socket = open.accepted[0]!;
-    writes.attach(socket);
-    writes.during((s: Socket, _: undefined) => {
+    open.accepted.forEach(writes.attach);
+    writes.during((sockets: Socket[], _: undefined) => {
+      sockets[0]!.write('first of the turn');
       writes.during(() => undefined, undefined, undefined);
-      s.write('held');
-    }, socket, undefined);
-    expect(open.sent).toEqual([0]);
+      sockets[1]!.write('held');
+    }, open.accepted, undefined);
+    open.accepted[2]!.write('outside');
+    expect(open.sent).toEqual([1, 0, 1]);
     await endOfTurn();
-    expect(open.sent).toEqual([1]);
+    expect(open.sent).toEqual([1, 1, 1]);
   });
 });
