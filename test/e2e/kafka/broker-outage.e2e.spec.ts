@@ -38,6 +38,16 @@ afterAll(async () => {
   fs.rmSync(kafkaDir, { recursive: true, force: true });
 }, 180_000);
 
+/** A wait that fails with what Relay warned of meanwhile: why it did not resume is in its log. */
+const withRelayLog = async <T>(relay: RelayProcess, wait: Promise<T>): Promise<T> => {
+  try {
+    return await wait;
+  } catch (error) {
+    const warnings = relay.output().split('\n').filter((line) => /"level":(40|50|60)/.test(line));
+    throw new Error(`${String(error)}\nRelay's last warnings and errors:\n${warnings.slice(-40).join('\n')}`);
+  }
+};
+
 describe('Kafka outage', () => {
   it('answers 503 on send and poll while Kafka is down, loses nothing, and resumes without a restart', async () => {
     relay = await startRelayProcess({ env: { KAFKA_BROKERS: `127.0.0.1:${kafkaEnv.KAFKA_PORT}`, KAFKA_TOPIC_PREFIX: '' } });
@@ -74,16 +84,16 @@ describe('Kafka outage', () => {
       expect(inbound.code, inbound.stderr).toBe(0);
 
       await kafka('start');
-      const after = await waitFor(async () => {
+      const after = await withRelayLog(r, waitFor(async () => {
         const res = await send('after the outage');
         return res.status === 202 ? res : undefined;
-      }, 60_000, 'a 202 on send after the outage');
-      for (const messageId of [...accepted, after.body.successfulMessages[0].messageId])
-        await waitFor(() => delivered(messageId), 60_000, `delivery of ${messageId}`);
-      const polled = await waitFor(async () => {
+      }, 60_000, 'a 202 on send after the outage'));
+      for (const [i, messageId] of [...accepted, after.body.successfulMessages[0].messageId].entries())
+        await withRelayLog(r, waitFor(() => delivered(messageId), 60_000, `delivery of ${messageId} (${i < accepted.length ? `accepted during the outage, ${i + 1} of ${accepted.length}` : 'sent after it'})`));
+      const polled = await withRelayLog(r, waitFor(async () => {
         const res = await api(r, 'GET', '/messages/poll', { key });
         return res.status === 200 && res.body.count > 0 ? res : undefined;
-      }, 60_000, 'the inbound message after the outage');
+      }, 60_000, 'the inbound message after the outage'));
       expect(polled.body.messages.map((m: { content: string }) => m.content)).toEqual(['written during the outage']);
       const healthy = await fetch(`${r.url}/api/v1/health`);
       expect(healthy.status).toBe(200);
