@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { ConsumeOptions, ConsumedRecord, Consumer } from '../port.ts';
 import { fromKafkaMessage } from './kafka-records.ts';
 import { trackJoin } from './group-join.ts';
+import { keepRunning } from './keep-running.ts';
 import { whileRetriable } from './kafka-clients.ts';
 
 /** How a member keeps its place in its group (docs/kafka-startup.md). */
@@ -100,7 +101,9 @@ export const startGroupConsumer = async (
   consumer.on(consumer.events.CRASH, ({ payload }) => {
     if (stopping !== undefined) return;
     log.warn({ err: payload.error, groupId: options.groupId, restart: payload.restart }, 'kafka consumer crashed');
-    if (!payload.restart) report(payload.error);
+    if (payload.restart) return;
+    report(payload.error);
+    kept.crashed();
   });
   await consumer.connect();
   try {
@@ -112,59 +115,64 @@ export const startGroupConsumer = async (
   }
 
   // Not awaited: kafkajs resolves run() only once the group is joined.
-  const running = consumer
-    .run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: 1,
-      eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale, pause }) => {
-        const { topic, partition } = batch;
-        const records: ConsumedRecord[] = batch.messages.map((message) => fromKafkaMessage(portTopic(topic), partition, message));
-        let i = 0;
-        // Nothing new once stop() was called: what is not committed goes to the next owner.
-        while (i < records.length && isRunning() && !isStale() && stopping === undefined) {
-          const now = Date.now();
-          const chunk: ConsumedRecord[] = [];
-          while (i < records.length && chunk.length < batchSize) {
-            const dueAt = records[i]!.dueAt;
-            if (dueAt !== undefined && dueAt > now) break;
-            chunk.push(records[i++]!);
+  const runConsumer = () =>
+    consumer
+      .run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: 1,
+        eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale, pause }) => {
+          const { topic, partition } = batch;
+          const records: ConsumedRecord[] = batch.messages.map((message) => fromKafkaMessage(portTopic(topic), partition, message));
+          let i = 0;
+          // Nothing new once stop() was called: what is not committed goes to the next owner.
+          while (i < records.length && isRunning() && !isStale() && stopping === undefined) {
+            const now = Date.now();
+            const chunk: ConsumedRecord[] = [];
+            while (i < records.length && chunk.length < batchSize) {
+              const dueAt = records[i]!.dueAt;
+              if (dueAt !== undefined && dueAt > now) break;
+              chunk.push(records[i++]!);
+            }
+            if (chunk.length === 0) {
+              // The head is not due: rest this partition until it is; the fetch resumes at the head.
+              const resume = pause();
+              later(records[i]!.dueAt! - now, resume);
+              return;
+            }
+            // Heartbeats while the handler runs (a rebalance it reveals is joined after the handler).
+            const beating = setInterval(() => void heartbeat().catch(() => undefined), timeouts.heartbeatIntervalMs);
+            try {
+              await options.handler(chunk);
+            } catch (error) {
+              report(error);
+              const resume = pause();
+              later(RETRY_AFTER_ERROR_MS, resume);
+              return;
+            } finally {
+              clearInterval(beating);
+            }
+            const last = chunk[chunk.length - 1]!.offset;
+            resolveOffset(String(last));
+            await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: String(last + 1n) }] }] });
+            await heartbeat();
           }
-          if (chunk.length === 0) {
-            // The head is not due: rest this partition until it is; the fetch resumes at the head.
-            const resume = pause();
-            later(records[i]!.dueAt! - now, resume);
-            return;
-          }
-          // Heartbeats while the handler runs (a rebalance it reveals is joined after the handler).
-          const beating = setInterval(() => void heartbeat().catch(() => undefined), timeouts.heartbeatIntervalMs);
-          try {
-            await options.handler(chunk);
-          } catch (error) {
-            report(error);
-            const resume = pause();
-            later(RETRY_AFTER_ERROR_MS, resume);
-            return;
-          } finally {
-            clearInterval(beating);
-          }
-          const last = chunk[chunk.length - 1]!.offset;
-          resolveOffset(String(last));
-          await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: String(last + 1n) }] }] });
-          await heartbeat();
-        }
-      },
-    })
-    .catch(report);
+        },
+      })
+      .catch(report);
+
+  const kept = keepRunning(consumer, runConsumer, { stopping: () => stopping !== undefined, log, context: { groupId: options.groupId } });
+  kept.start();
 
   return {
     stop: () =>
       (stopping ??= (async () => {
+        kept.cancel();
         for (const timer of timers) clearTimeout(timer);
         timers.clear();
         await join.untilSettled();
         await consumer.disconnect();
-        await running;
+        await kept.running();
       })()),
   };
 };

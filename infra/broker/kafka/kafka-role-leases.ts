@@ -4,6 +4,7 @@ import { heldRoles } from '../held-roles.ts';
 import type { RoleLeaseOptions, RoleLeases } from '../port.ts';
 import type { GroupTimeouts } from './kafka-group-consumer.ts';
 import { trackJoin } from './group-join.ts';
+import { keepRunning } from './keep-running.ts';
 import { whileRetriable } from './kafka-clients.ts';
 
 export interface KafkaRoleLeaseTarget {
@@ -73,7 +74,9 @@ export const startKafkaRoleLeases = async (
     assigned = new Set();
     tell(new Set());
     if (stopping === undefined) log.warn({ err: payload.error, group: options.group, restart: payload.restart }, 'role leases: member crashed');
-    if (!payload.restart) report(payload.error);
+    if (payload.restart) return;
+    report(payload.error);
+    kept.crashed();
   });
   const watchdog = setInterval(() => {
     if (held().size > 0 && Date.now() - lastBeat > staleAfterMs) {
@@ -91,16 +94,19 @@ export const startKafkaRoleLeases = async (
     await consumer.disconnect().catch(() => undefined);
     throw error;
   }
-  const running = consumer.run({ autoCommit: false, eachBatch: async () => undefined }).catch(report);
+  const run = () => consumer.run({ autoCommit: false, eachBatch: async () => undefined }).catch(report);
+  const kept = keepRunning(consumer, run, { stopping: () => stopping !== undefined, log, context: { group: options.group } });
+  kept.start();
 
   return {
     stop: () =>
       (stopping ??= (async () => {
+        kept.cancel();
         clearInterval(watchdog);
         tell(new Set());
         await join.untilSettled();
         await consumer.disconnect();
-        await running;
+        await kept.running();
       })()),
   };
 };
