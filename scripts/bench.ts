@@ -253,7 +253,8 @@ const main = async () => {
     // No goal: the same pair at twice the connections. A send of one is answered once its group
     // commit is synced, so at 50 connections the API thread waits part of each round for the
     // commit and the clients; with more sends in flight each commit carries more of them.
-    const wider = (target: Target): Target => [target[0], { ...target[1], connections: connections * 2 }];
+    const wideConnections = connections * 2;
+    const wider = (target: Target): Target => [target[0], { ...target[1], connections: wideConnections }];
     const send1Wide = await paired(wider(barePostTarget), wider(send1Target));
     const send50 = await load(`${base}/api/v1/messages/send`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: sendBody(50) });
     const rss = rssMb(relay.pid!);
@@ -275,8 +276,8 @@ const main = async () => {
     row('empty poll', `${fmt(poll.relay)} — ${poll.ratio.toFixed(2)}× bare GET (${poll.spread}; target ≥ 0.7)`);
     row('send 1 message', `${fmt(send1.relay)} — ${send1.ratio.toFixed(2)}× bare POST (${send1.spread}; target ≥ 0.35)`);
     row(
-      `send 1 message at ${connections * 2} connections (no goal)`,
-      `${fmt(send1Wide.relay)} — ${send1Wide.ratio.toFixed(2)}× bare POST at ${connections * 2} connections (${send1Wide.spread}; the anchor at ${Math.round(send1Wide.anchor.rps)} req/s): how the send of one grows with sends in flight per commit`,
+      `send 1 message at ${wideConnections} connections (no goal)`,
+      `${fmt(send1Wide.relay)} — ${send1Wide.ratio.toFixed(2)}× bare POST at ${wideConnections} connections (${send1Wide.spread}; the anchor at ${Math.round(send1Wide.anchor.rps)} req/s): how the send of one grows with sends in flight per commit`,
     );
     row('send 50 messages', `${fmt(send50)} — ${Math.round(send50.rps * 50)} accepted messages/s (target ≥ ${onKafka ? '25,000' : '50,000'})`);
     row('RSS after load', `${rss.toFixed(0)} MB (target ≤ 200): ${maps(memoryMaps(relay.pid!))}; V8 heaps used/total: ${heaps}`);
