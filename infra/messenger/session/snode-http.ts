@@ -1,4 +1,6 @@
 import { Agent, request } from 'node:https';
+import type { Snode } from './snode-pool.ts';
+import type { SnodeTransport } from './snode-transport.ts';
 
 /**
  * JSON over HTTPS to Session's storage servers and seed nodes. Storage servers present self-signed
@@ -24,7 +26,7 @@ export class SnodeUnreachableError extends Error {
   override readonly name = 'SnodeUnreachableError';
 }
 
-export class SnodeHttp {
+export class SnodeHttp implements SnodeTransport {
   private readonly snodeAgent = new Agent({ keepAlive: true, maxSockets: 4, rejectUnauthorized: false });
   private readonly seedAgent: Agent;
 
@@ -35,9 +37,9 @@ export class SnodeHttp {
         : new Agent({ keepAlive: true, maxSockets: 2, rejectUnauthorized: false });
   }
 
-  /** POST to a storage server's /storage_rpc/v1. */
-  storageRpc(ip: string, port: number, method: string, params: object): Promise<HttpAnswer> {
-    return this.post(new URL(`https://${ip.includes(':') ? `[${ip}]` : ip}:${port}/storage_rpc/v1`), { method, params }, this.snodeAgent);
+  /** POST to a storage server's /storage_rpc/v1, directly (the node sees this machine's address). */
+  storageRpc(node: Snode, method: string, params: object): Promise<HttpAnswer> {
+    return this.post(new URL(`https://${node.ip.includes(':') ? `[${node.ip}]` : node.ip}:${node.port}/storage_rpc/v1`), { method, params }, this.snodeAgent);
   }
 
   /** POST a JSON-RPC call to a seed node's /json_rpc. */

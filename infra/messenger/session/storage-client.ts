@@ -4,6 +4,7 @@ import { isSessionId } from './identity.ts';
 import sodium from 'sodium-native';
 import { SnodeHttp, SnodeUnreachableError, type HttpAnswer } from './snode-http.ts';
 import { pickRandom, serviceNodesFrom, shuffled, swarmFrom, type Snode } from './snode-pool.ts';
+import type { SnodeTransport } from './snode-transport.ts';
 
 /**
  * Relay's client of Session's storage servers, spoken to directly over HTTPS (no onion requests:
@@ -29,6 +30,11 @@ export interface SessionStorageOptions {
   /** Hashes remembered as handed on. */
   readonly maxSeenHashes?: number;
   readonly now?: () => number;
+  /**
+   * How calls reach the storage servers: onion paths (`OnionTransport`) or, without one, directly
+   * over HTTPS. Given a pool reader, so an onion transport builds its paths from this client's pool.
+   */
+  readonly transport?: (pool: () => readonly Snode[]) => SnodeTransport;
 }
 
 export const DEFAULT_SEED_NODES: readonly string[] = ['https://seed1.getsession.org:4443', 'https://seed2.getsession.org:4443', 'https://seed3.getsession.org:4443'];
@@ -107,6 +113,7 @@ type Attempt<T> = { readonly ok: true; readonly value: T } | { readonly ok: fals
 
 export class SessionStorageClient {
   private readonly http: SnodeHttp;
+  private readonly transport: SnodeTransport;
   private readonly now: () => number;
   private readonly maxPoolSize: number;
   private readonly minPoolSize: number;
@@ -134,6 +141,7 @@ export class SessionStorageClient {
       ...(options.seedCa !== undefined ? { seedCa: options.seedCa } : {}),
     });
     this.now = options.now ?? Date.now;
+    this.transport = options.transport ? options.transport(() => this.pool) : this.http;
     this.maxPoolSize = options.maxPoolSize ?? 4_096;
     this.minPoolSize = Math.min(options.minPoolSize ?? 12, this.maxPoolSize);
     this.poolRefreshMs = options.poolRefreshMs ?? 2 * 3_600_000;
@@ -161,6 +169,7 @@ export class SessionStorageClient {
   }
 
   close(): void {
+    if (this.transport !== this.http) this.transport.close();
     this.http.close();
   }
 
@@ -351,7 +360,7 @@ export class SessionStorageClient {
   private async call(node: Snode, method: string, params: object): Promise<HttpAnswer | undefined> {
     const sentAt = this.now();
     try {
-      const answer = await this.http.storageRpc(node.ip, node.port, method, params);
+      const answer = await this.transport.storageRpc(node, method, params);
       this.noteTime(answer.body, sentAt);
       if (answer.status < 500) {
         this.failures.delete(node.ed25519);
