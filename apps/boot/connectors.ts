@@ -4,7 +4,8 @@ import { MESSENGERS, type Messenger } from '../../domain/shared/messengers.ts';
 import type { SecretBox } from '../../infra/crypto/secret-box.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
 import type { MessengerConnector } from '../../infra/messenger/port.ts';
-import { SessionConnector } from '../../infra/messenger/session/session-connector.ts';
+import { SessionConnector, type SkippedKind } from '../../infra/messenger/session/session-connector.ts';
+import type { RelayMetrics } from './metrics.ts';
 import { DEFAULT_SEED_NODES } from '../../infra/messenger/session/storage-client.ts';
 import { HttpSignalRpc } from '../../infra/messenger/signal/http-signal-rpc.ts';
 import { SignalConnector } from '../../infra/messenger/signal/signal-connector.ts';
@@ -35,6 +36,8 @@ export const signalRpcOf = (config: Pick<Config, 'SIGNAL_CLI_URL' | 'SIGNAL_CLI_
 export interface ConnectorDeps {
   readonly store: EventStore;
   readonly secrets: SecretBox;
+  /** Where Session's skipped inbound messages are counted, in a process that serves metrics. */
+  readonly metrics?: Pick<RelayMetrics, 'sessionInboundSkipped'>;
 }
 
 type SessionConfig = Pick<Config, 'SESSION_SEED_NODES' | 'SESSION_SEED_CA' | 'SESSION_TIMEOUT_MS' | 'SESSION_POLL_MIN_MS' | 'SESSION_POLL_MAX_MS'>;
@@ -61,6 +64,7 @@ export const sessionConnectorOf = (config: SessionConfig, deps: ConnectorDeps, l
     identities: new EventSessionIdentityStore(deps.store, deps.secrets, { actor, log }),
     log,
     poll: { minMs: config.SESSION_POLL_MIN_MS, maxMs: config.SESSION_POLL_MAX_MS },
+    ...(deps.metrics ? { onSkipped: (kind: SkippedKind) => deps.metrics!.sessionInboundSkipped.inc({ kind }) } : {}),
   });
 };
 

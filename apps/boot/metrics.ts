@@ -37,6 +37,8 @@ export interface RelayMetrics {
   readonly webhookAttempts: Counter<'outcome'>;
   readonly webhookFailures: Counter<'kind'>;
   readonly webhooksAbandoned: Counter;
+  /** Inbound Session messages not handed on, by kind (docs/messengers.md): signals, what Relay cannot carry, what failed a check. */
+  readonly sessionInboundSkipped: Counter<'kind'>;
   /** 1 for each leased role running in this process (docs/durability.md), 0 for the others. */
   readonly rolesHeld: Gauge<'group' | 'role'>;
 }
@@ -212,6 +214,12 @@ export const createMetrics = ({ store, broker, deliveryPolicy, apps, collectTime
       return counter;
     })(),
     webhooksAbandoned: new Counter({ name: `${METRICS_PREFIX}webhooks_abandoned_total`, help: 'Inbound messages given up on after every webhook attempt failed', registers }),
+    sessionInboundSkipped: new Counter({
+      name: `${METRICS_PREFIX}session_inbound_skipped_total`,
+      help: 'Inbound Session messages not handed to the app, by kind (typing, read-receipt, attachment, voice-note, reaction, call, group-invite, undecodable, …)',
+      labelNames: ['kind'] as const,
+      registers,
+    }),
     rolesHeld: new Gauge({ name: `${METRICS_PREFIX}role_held`, help: 'Leased roles of the pipeline: 1 where this process runs the role, 0 where another process may', labelNames: ['group', 'role'] as const, registers }),
   };
 };

@@ -232,7 +232,7 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
   let http: HttpParts | undefined;
 
   try {
-    if (parts.delivery || parts.gateway) connectors = openConnectors(config, ctx.log, { store: ctx.store, secrets: ctx.secrets });
+    if (parts.delivery || parts.gateway) connectors = openConnectors(config, ctx.log, { store: ctx.store, secrets: ctx.secrets, metrics: ctx.metrics });
     if (parts.gateway) {
       // Every gateway listens (a message is recorded once, by its messenger's id); the group
       // administrator runs where its lease is, and hears the daemons' group events there.

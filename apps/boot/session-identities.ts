@@ -65,6 +65,23 @@ export class EventSessionIdentityStore implements SessionIdentityStore {
     return kept === undefined ? Buffer.from(seed) : this.open(appMessengerId, kept);
   }
 
+  async sendClockOf(appMessengerId: string): Promise<number> {
+    const { events } = await this.store.readStream(sessionIdentityStreamName(appMessengerId));
+    const state = (events as unknown as SessionIdentityEvent[]).reduce(sessionIdentityDecider.evolve, sessionIdentityDecider.initialState());
+    return state.status === 'kept' ? state.sendClockUpTo : 0;
+  }
+
+  async advanceSendClock(appMessengerId: string, upTo: number): Promise<void> {
+    const result = await handleCommand(
+      this.store,
+      sessionIdentityStreamName(appMessengerId),
+      sessionIdentityDecider,
+      { type: 'AdvanceSendClock', data: { appMessengerId, upTo, now: new Date() } },
+      { actor: this.options.actor },
+    );
+    if (!result.ok) throw new Error(result.error.message);
+  }
+
   /** Follows the category from its start: the seeds kept so far, then each new one (from any process). */
   async watch(onSeed: (appMessengerId: string, seed: Buffer) => void): Promise<SessionIdentityWatch> {
     let position = 0n;
@@ -88,7 +105,9 @@ export class EventSessionIdentityStore implements SessionIdentityStore {
 
   /** The seed of a recorded event, or undefined (logged, without the seed) when it does not open. */
   private openEvent(event: RecordedEvent): { appMessengerId: string; seed: Buffer } | undefined {
-    const { data } = event as unknown as SessionIdentityEvent;
+    const kept = event as unknown as SessionIdentityEvent;
+    if (kept.type !== 'SessionIdentityKept') return undefined;
+    const { data } = kept;
     try {
       return { appMessengerId: data.appMessengerId, seed: this.open(data.appMessengerId, data.secretEncrypted) };
     } catch (error) {

@@ -54,6 +54,7 @@ const attempt = async (deps: DeliveryWorkerDeps, { message }: OutboundRecord, ke
     contactId: body.c,
     text: body.t,
     ...(body.g !== undefined ? { groupId: body.g } : {}),
+    senderName: app.settings.name,
   };
   if (!isLegacyOutbound(message) && message.split) return deliverInParts(connector, delivery, partsDone);
   try {

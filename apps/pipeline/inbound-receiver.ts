@@ -42,10 +42,10 @@ export const INBOUND_TEXT_LIMIT = 64_000;
 const CUT_MARK = ' […]';
 
 /** A message the messenger identified gets a stable id, so the same message is recorded once. */
-const messageIdOf = (message: InboundFromContact) =>
-  message.externalId
-    ? createHash('sha256').update(`${message.messenger}\u0000${message.to}\u0000${message.externalId}`).digest('hex').slice(0, 32)
-    : newId.message();
+const messageIdOf = (message: InboundFromContact) => (message.externalId ? externalMessageId(message, message.externalId) : newId.message());
+
+const externalMessageId = (message: InboundFromContact, externalId: string) =>
+  createHash('sha256').update(`${message.messenger}\u0000${message.to}\u0000${externalId}`).digest('hex').slice(0, 32);
 
 /** The text as kept: whole up to INBOUND_TEXT_LIMIT characters (a messenger's own limits are far lower). */
 const boundedText = (text: string): string => {
@@ -67,6 +67,11 @@ export const receiveInbound = async (deps: InboundDeps, message: InboundFromCont
   const app = apps.app(appMessenger.appId);
   if (!app || app.settings.status !== 'active') return { kind: 'unrouted', reason: `The app ${appMessenger.appId} is not active` };
   const messageId = messageIdOf(message);
+  if (message.formerExternalId !== undefined) {
+    // Recorded by an earlier Relay under the id it gave the message then: a duplicate.
+    const formerId = externalMessageId(message, message.formerExternalId);
+    if ((await store.readStream(inboundStreamName(formerId))).events.length > 0) return { kind: 'duplicate', messageId: formerId, code: { kind: 'none' } };
+  }
   const content = boundedText(message.text);
   const groupId = message.groupId?.trim() || undefined;
   const body: InboundBody = groupId === undefined ? { c: message.contactId, t: content } : { c: message.contactId, t: content, g: groupId };

@@ -6,4 +6,13 @@ export interface KeepSessionIdentity {
   data: { appMessengerId: string; sessionId: string; secretEncrypted: string; origin: SessionIdentityOrigin; now: Date };
 }
 
-export type SessionIdentityCommand = KeepSessionIdentity;
+/**
+ * Raise the bot's send clock: every message it sends is stamped after `upTo` from now on (see
+ * `SessionSendClockAdvanced`). A lower or equal value changes nothing.
+ */
+export interface AdvanceSendClock {
+  type: 'AdvanceSendClock';
+  data: { appMessengerId: string; upTo: number; now: Date };
+}
+
+export type SessionIdentityCommand = KeepSessionIdentity | AdvanceSendClock;

@@ -5,10 +5,10 @@ import type { SessionIdentityEvent } from './events.ts';
 
 export const SESSION_IDENTITY_CATEGORY = 'sessionidentity';
 
-/** One stream per Session app-messenger: its bot's identity, written once. */
+/** One stream per Session app-messenger: its bot's identity, written once, and its send clock. */
 export const sessionIdentityStreamName = (appMessengerId: string) => `${SESSION_IDENTITY_CATEGORY}-${appMessengerId}`;
 
-export type SessionIdentityState = { status: 'none' } | { status: 'kept'; sessionId: string; secretEncrypted: string };
+export type SessionIdentityState = { status: 'none' } | { status: 'kept'; sessionId: string; secretEncrypted: string; sendClockUpTo: number };
 
 /**
  * An app-messenger keeps the first identity recorded for it: its Session ID is its address, which
@@ -24,17 +24,25 @@ export const decide = (command: SessionIdentityCommand, state: SessionIdentitySt
       }
       return [{ type: 'SessionIdentityKept', data: { appMessengerId, sessionId, secretEncrypted, origin, keptAt: now.toISOString() } }];
     }
+    case 'AdvanceSendClock': {
+      const { appMessengerId, upTo, now } = command.data;
+      if (state.status !== 'kept') return domainError('not_found', `The app-messenger ${appMessengerId} has no Session identity`);
+      if (!Number.isSafeInteger(upTo) || upTo <= state.sendClockUpTo) return [];
+      return [{ type: 'SessionSendClockAdvanced', data: { appMessengerId, upTo, advancedAt: now.toISOString() } }];
+    }
     default:
-      return assertNever(command.type);
+      return assertNever(command);
   }
 };
 
 export const evolve = (state: SessionIdentityState, event: SessionIdentityEvent): SessionIdentityState => {
   switch (event.type) {
     case 'SessionIdentityKept':
-      return state.status === 'kept' ? state : { status: 'kept', sessionId: event.data.sessionId, secretEncrypted: event.data.secretEncrypted };
+      return state.status === 'kept' ? state : { status: 'kept', sessionId: event.data.sessionId, secretEncrypted: event.data.secretEncrypted, sendClockUpTo: 0 };
+    case 'SessionSendClockAdvanced':
+      return state.status === 'kept' ? { ...state, sendClockUpTo: Math.max(state.sendClockUpTo, event.data.upTo) } : state;
     default:
-      return assertNever(event.type);
+      return assertNever(event);
   }
 };
 

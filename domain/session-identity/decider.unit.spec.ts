@@ -29,4 +29,13 @@ describe('session identity decider', () => {
   it('refuses another identity: the Session ID is the address contacts write to', () => {
     spec.given([kept]).when(keep(OTHER)).thenFails('conflict', `The app-messenger am_1 already has the Session identity ${BOT}`);
   });
+
+  it('advances the send clock only forward', () => {
+    const advance = (upTo: number) => ({ type: 'AdvanceSendClock' as const, data: { appMessengerId: 'am_1', upTo, now } });
+    const advanced = (upTo: number): SessionIdentityEvent => ({ type: 'SessionSendClockAdvanced', data: { appMessengerId: 'am_1', upTo, advancedAt: now.toISOString() } });
+    spec.given([kept]).when(advance(1_000)).then([advanced(1_000)]);
+    spec.given([kept, advanced(1_000)]).when(advance(1_000)).thenNothingHappens();
+    spec.given([kept, advanced(2_000)]).when(advance(1_500)).thenNothingHappens();
+    spec.given([]).when(advance(1_000)).thenFails('not_found', 'The app-messenger am_1 has no Session identity');
+  });
 });

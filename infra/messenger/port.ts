@@ -14,6 +14,8 @@ export interface OutboundDelivery {
   readonly contactId: string;
   readonly text: string;
   readonly groupId?: string;
+  /** The name contacts see the bot under, where the messenger sends one with each message (Session's profile): the app's name. */
+  readonly senderName?: string;
 }
 
 /** Why a delivery failed; `permanent` failures are not retried (e.g. a malformed contact id). */
@@ -32,6 +34,8 @@ export interface InboundFromContact {
   readonly timestamp?: number;
   /** The messenger's own id for the message, used to drop duplicates. */
   readonly externalId?: string;
+  /** The id an earlier Relay gave the same message (Session's storage hash, before its replay key): one recorded under it is a duplicate. */
+  readonly formerExternalId?: string;
 }
 
 /** Something changed in a group of a bot identity (a member joined, left, or was changed by someone). */

@@ -29,11 +29,16 @@ export interface SessionIdentityStore {
   claim(appMessengerId: string, seed: Buffer, origin: SessionIdentityOrigin): Promise<Buffer>;
   /** Hands every seed kept (those before the call, then new ones as they are kept) to `onSeed`. */
   watch?(onSeed: (appMessengerId: string, seed: Buffer) => void): Promise<SessionIdentityWatch>;
+  /** The bot's send clock: its messages so far were stamped at or before this (epoch ms; 0 when none). */
+  sendClockOf(appMessengerId: string): Promise<number>;
+  /** Raises the bot's send clock to `upTo` (never lowers it); resolves once it is kept. */
+  advanceSendClock(appMessengerId: string, upTo: number): Promise<void>;
 }
 
 /** Seeds in memory only: for tests. */
 export class MemorySessionIdentityStore implements SessionIdentityStore {
   private readonly seeds = new Map<string, Buffer>();
+  private readonly clocks = new Map<string, number>();
 
   async all(): Promise<ReadonlyMap<string, Buffer>> {
     return new Map(this.seeds);
@@ -49,5 +54,13 @@ export class MemorySessionIdentityStore implements SessionIdentityStore {
     if (held) return Buffer.from(held);
     this.seeds.set(appMessengerId, Buffer.from(seed));
     return Buffer.from(seed);
+  }
+
+  async sendClockOf(appMessengerId: string): Promise<number> {
+    return this.clocks.get(appMessengerId) ?? 0;
+  }
+
+  async advanceSendClock(appMessengerId: string, upTo: number): Promise<void> {
+    this.clocks.set(appMessengerId, Math.max(upTo, this.clocks.get(appMessengerId) ?? 0));
   }
 }

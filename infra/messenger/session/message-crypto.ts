@@ -23,11 +23,17 @@ export function padMessage(plaintext: Uint8Array): Buffer {
   return padded;
 }
 
-/** The plaintext before its padding: trailing zero bytes, then the 0x80 marker, are cut. */
+/**
+ * The plaintext before its padding, read as every receiver reads it (session-desktop
+ * `BufferPadding.ts` removeMessagePadding; libsession pads to whole 160-byte blocks, old Desktop to
+ * 160n − 1): trailing zero bytes, then the 0x80 marker, are cut; content that ends in any other
+ * byte was sent without padding and is taken whole.
+ */
 export function unpadMessage(padded: Uint8Array): Buffer {
   let end = padded.byteLength - 1;
   while (end >= 0 && padded[end] === 0) end--;
-  if (end < 0 || padded[end] !== 0x80) throw new SessionCryptoError('the message padding is malformed');
+  if (end < 0) throw new SessionCryptoError('the message is empty');
+  if (padded[end] !== 0x80) return Buffer.from(padded);
   return Buffer.from(padded.subarray(0, end));
 }
 
@@ -46,6 +52,8 @@ export interface OpenedMessage {
   readonly padded: Buffer;
   readonly senderEdPublicKey: Buffer;
   readonly senderSessionId: string;
+  /** The sender's Ed25519 signature over padded ‖ sender key ‖ recipient key. */
+  readonly signature: Buffer;
 }
 
 /** Opens a sealed box addressed to `own` and checks the sender's signature; throws when either fails. */
@@ -64,7 +72,7 @@ export function openSealed(own: SessionIdentity, sealed: Uint8Array): OpenedMess
   } catch {
     throw new SessionCryptoError('the sender key is not a valid Ed25519 key');
   }
-  return { padded: Buffer.from(padded), senderEdPublicKey: Buffer.from(senderEdPublicKey), senderSessionId };
+  return { padded: Buffer.from(padded), senderEdPublicKey: Buffer.from(senderEdPublicKey), senderSessionId, signature: Buffer.from(signature) };
 }
 
 /**

@@ -39,7 +39,7 @@ describe('Session connector: beyond the contract', () => {
     expect([...handed[0]!.text]).toHaveLength(limit);
   });
 
-  it('hands on what contacts write, addressed to the bot identity, with the storage hash as its id', async () => {
+  it('hands on what contacts write, addressed to the bot identity, with its replay key as its id (the storage hash as the former one)', async () => {
     const received: InboundFromContact[] = [];
     await f.connector.listen(async (message) => void received.push(message));
     const hash = await f.clients[0].send(f.from, 'first');
@@ -47,7 +47,7 @@ describe('Session connector: beyond the contract', () => {
     await eventually(() => expect(received).toHaveLength(2), 10_000);
     expect(received).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ messenger: 'session', to: f.from, contactId: f.contacts[0], text: 'first', externalId: hash }),
+        expect.objectContaining({ messenger: 'session', to: f.from, contactId: f.contacts[0], text: 'first', externalId: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), formerExternalId: hash }),
         expect.objectContaining({ messenger: 'session', to: f.from, contactId: f.contacts[1], text: 'second' }),
       ]),
     );

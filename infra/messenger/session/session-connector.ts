@@ -15,9 +15,19 @@
  * Relay, shared by every instance); the connector follows the store, so an identity another
  * instance provisions, or an operator imports with the CLI, is polled and sent from here too.
  *
- * Direct HTTPS to the storage servers (no onion requests): the nodes see the bot's IP address.
+ * What contacts' apps send that is not text (typing, receipts, reactions, attachments, calls,
+ * group invites) is never handed on: it is counted by kind (`onSkipped`, /metrics) and, when a
+ * person wrote it, logged once per kind and bot without its content (docs/messengers.md).
+ *
+ * Sending: every message of a bot carries a timestamp later than the bot's last one (SendClock,
+ * kept across restarts), the bot's display name (the app's name) in its profile, and the
+ * conversation's disappearing-messages setting as the contact's app last sent it. A message whose
+ * attempt failed is sent again with the same timestamp and bytes (so the same storage hash): a
+ * store that timed out after a node kept it is not seen twice by the contact.
+ *
  * Groups (Session's groups v2) are not supported: a group delivery fails permanently.
  */
+import { createHash } from 'node:crypto';
 import { UnavailableError } from '../../errors/unavailable.ts';
 import { rejectionOf } from '../messenger-rules.ts';
 import { BotIdentityMissingError, type DaemonHealth, type DeliveryResult, type InboundFromContact, type MessengerConnector, type OutboundDelivery } from '../port.ts';
@@ -25,7 +35,11 @@ import { identityFromSeed, newSeed, seedFromHex, type SessionIdentity } from './
 import type { SessionIdentityStore, SessionIdentityWatch } from './identity-store.ts';
 import { mnemonicToSeed } from './mnemonic.ts';
 import { SessionNetworkError, SessionRefusedError, SessionStorageClient, TTL_MAX_MS, type RetrievedMessage, type SessionStorageOptions } from './storage-client.ts';
-import { buildTextMessage, openIncoming } from './wire.ts';
+import { SendClock } from './send-clock.ts';
+import { buildTextMessage, openIncoming, type ControlKind, type Expiration, type UnsupportedKind } from './wire.ts';
+
+/** What an inbound Session message Relay does not hand on was: `undecodable` when it failed a check. */
+export type SkippedKind = ControlKind | UnsupportedKind | 'undecodable';
 
 /** The Session network cannot be reached: no attempt is spent, the delivery is tried again later. */
 export class SessionUnavailableError extends UnavailableError {
@@ -52,9 +66,26 @@ export interface SessionConnectorOptions {
   readonly poll?: { readonly minMs: number; readonly maxMs: number };
   /** How long a sent message stays on the network (ms); the servers allow 10 s to 14 days. */
   readonly ttlMs?: number;
-  /** The profile name contacts see, if any. */
+  /** The profile name contacts see when a delivery names none (OutboundDelivery.senderName). */
   readonly displayName?: string;
+  /** Told of each inbound message not handed on, by kind (Relay counts them in /metrics). */
+  readonly onSkipped?: (kind: SkippedKind) => void;
+  /** How far ahead of its stamps a bot's send clock is kept (ms; default 3000). */
+  readonly sendClockLeadMs?: number;
 }
+
+/** A message as first built for a delivery: sent again byte for byte when its attempt is retried. */
+interface Prepared {
+  readonly timestamp: number;
+  readonly data: Buffer;
+}
+
+/** Messages kept for their retries, and conversations whose setting is remembered (the oldest go first). */
+const MAX_PREPARED = 10_000;
+const MAX_CONVERSATIONS = 100_000;
+/** Kinds of message a person wrote, which a bot's owner should hear of (once per kind and bot). */
+const WORTH_A_LOG: ReadonlySet<SkippedKind> = new Set<SkippedKind>(['attachment', 'voice-note', 'reaction', 'call', 'group-invite', 'group-update', 'community-invite', 'empty', 'undecodable']);
+const MAX_LOGGED = 10_000;
 
 interface Held {
   readonly appMessengerId: string;
@@ -83,12 +114,19 @@ export class SessionConnector implements MessengerConnector {
   private closed = false;
   private readonly pollMin: number;
   private readonly pollMax: number;
+  private readonly clock: SendClock;
+  private readonly prepared = new Map<string, Prepared>();
+  /** Bot Session ID ‖ contact → the conversation's disappearing-messages setting. */
+  private readonly conversations = new Map<string, Expiration>();
+  /** Bot ‖ kind already logged. */
+  private readonly logged = new Set<string>();
 
   constructor(private readonly options: SessionConnectorOptions) {
     this.ownsStorage = !(options.storage instanceof SessionStorageClient);
     this.storage = options.storage instanceof SessionStorageClient ? options.storage : new SessionStorageClient(options.storage);
     this.pollMin = options.poll?.minMs ?? 2_000;
     this.pollMax = Math.max(this.pollMin, options.poll?.maxMs ?? 16_000);
+    this.clock = new SendClock(options.identities, options.sendClockLeadMs);
   }
 
   /** The app-messenger's Session ID: its seed when Relay holds one, else a new seed, kept sealed. */
@@ -132,17 +170,27 @@ export class SessionConnector implements MessengerConnector {
     }
     if (!held) throw new BotIdentityMissingError("This Relay does not hold the bot's Session identity");
     const recipient = delivery.contactId.toLowerCase();
+    const key = preparedKey(delivery);
     try {
-      await this.storage.swarmOf(recipient); // the network time comes with the answer
-      const timestamp = this.storage.networkNow();
-      const data = buildTextMessage({
-        sender: held.identity,
-        recipient,
-        text: delivery.text,
-        timestamp,
-        ...(this.options.displayName !== undefined ? { displayName: this.options.displayName } : {}),
-      });
-      await this.storage.store(recipient, data, { ttlMs: this.options.ttlMs ?? TTL_MAX_MS });
+      let prepared = this.prepared.get(key);
+      if (!prepared) {
+        await this.storage.swarmOf(recipient); // the network time comes with the answer
+        const timestamp = await this.clock.stamp(held.appMessengerId, this.storage.networkNow());
+        const displayName = delivery.senderName ?? this.options.displayName;
+        const expiration = this.conversations.get(conversationKey(held.identity.sessionId, recipient));
+        const data = buildTextMessage({
+          sender: held.identity,
+          recipient,
+          text: delivery.text,
+          timestamp,
+          ...(displayName !== undefined ? { displayName } : {}),
+          ...(expiration !== undefined ? { expiration } : {}),
+        });
+        prepared = { timestamp, data };
+        remember(this.prepared, key, prepared, MAX_PREPARED);
+      }
+      await this.storage.store(recipient, prepared.data, { ttlMs: this.options.ttlMs ?? TTL_MAX_MS, timestamp: prepared.timestamp });
+      this.prepared.delete(key);
       return { ok: true };
     } catch (error) {
       if (error instanceof SessionNetworkError) {
@@ -151,6 +199,7 @@ export class SessionConnector implements MessengerConnector {
       }
       if (error instanceof SessionRefusedError) {
         if (error.status === 406) return { ok: false, permanent: false, reason: "The Session network refused the message's time (HTTP 406): the clock is off" };
+        this.prepared.delete(key);
         return { ok: false, permanent: true, reason: `The Session network refused the message (HTTP ${error.status})` };
       }
       throw error;
@@ -273,18 +322,50 @@ export class SessionConnector implements MessengerConnector {
   /** Opens one retrieved message; resolves once the gateway recorded it (or it is nothing to record). */
   private async handle(held: Held, message: RetrievedMessage): Promise<void> {
     const opened = openIncoming(held.identity, message.data);
-    if (opened.kind === 'rejected') {
-      this.options.log.warn({ component: 'session', reason: opened.reason }, 'skipped a Session message that failed a check');
-      return;
-    }
-    if (opened.kind === 'ignored' || !this.onInbound) return;
+    if (opened.kind === 'rejected') return this.skipped(held, 'undecodable', opened.reason);
+    if (opened.expiration !== undefined) remember(this.conversations, conversationKey(held.identity.sessionId, opened.sender), opened.expiration, MAX_CONVERSATIONS);
+    if (opened.kind === 'control' || opened.kind === 'unsupported') return this.skipped(held, opened.what);
+    for (const lost of opened.lost ?? []) this.skipped(held, lost);
+    if (!this.onInbound) return;
     await this.onInbound({
       messenger: 'session',
       to: held.identity.sessionId,
       contactId: opened.sender,
       text: opened.text,
       timestamp: opened.timestamp,
-      externalId: message.hash,
+      externalId: opened.replayKey,
+      formerExternalId: message.hash,
     });
   }
+
+  /** Counts a message not handed on; one a person wrote is logged once per kind and bot, without its content. */
+  private skipped(held: Held, kind: SkippedKind, reason?: string): void {
+    this.options.onSkipped?.(kind);
+    if (!WORTH_A_LOG.has(kind)) return;
+    const key = `${held.appMessengerId}\u0000${kind}`;
+    if (this.logged.has(key) || this.logged.size >= MAX_LOGGED) return;
+    this.logged.add(key);
+    this.options.log.warn(
+      { component: 'session', appMessengerId: held.appMessengerId, kind, ...(reason !== undefined ? { reason } : {}) },
+      kind === 'undecodable'
+        ? 'skipped a Session message that failed a check (counted in relay_session_inbound_skipped_total; said once per bot)'
+        : 'a contact sent a Session message Relay cannot hand on (counted in relay_session_inbound_skipped_total; said once per kind and bot)',
+    );
+  }
+}
+
+/** One message, or one part of a split message: its retries are sent byte for byte again. */
+function preparedKey(delivery: OutboundDelivery): string {
+  return `${delivery.messageId}\u0000${createHash('sha256').update(delivery.text).digest('base64url')}`;
+}
+
+function conversationKey(bot: string, contact: string): string {
+  return `${bot}\u0000${contact}`;
+}
+
+/** Sets a key as the newest of a bounded map. */
+function remember<V>(map: Map<string, V>, key: string, value: V, max: number): void {
+  map.delete(key);
+  map.set(key, value);
+  while (map.size > max) map.delete(map.keys().next().value!);
 }

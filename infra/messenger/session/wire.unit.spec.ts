@@ -68,9 +68,17 @@ describe('padding', () => {
     expect(unpadMessage(padded).equals(plain)).toBe(true);
   });
 
-  it('refuses padding without its marker', () => {
+  it('reads content sent without padding whole, as receivers do (session-desktop BufferPadding.ts)', () => {
+    expect(unpadMessage(Buffer.from([1, 2, 0, 0])).equals(Buffer.from([1, 2, 0, 0]))).toBe(true);
+    expect(unpadMessage(Buffer.from([0x0a, 0x02, 0x68, 0x69])).equals(Buffer.from([0x0a, 0x02, 0x68, 0x69]))).toBe(true);
+    // libsession pads to whole 160-byte blocks: the marker, then zeros to the end of the block.
+    const whole = Buffer.alloc(160);
+    whole.set([0x0a, 0x01, 0x78, 0x80]);
+    expect(unpadMessage(whole).equals(Buffer.from([0x0a, 0x01, 0x78]))).toBe(true);
+  });
+
+  it('refuses a message of zero bytes only', () => {
     expect(() => unpadMessage(Buffer.alloc(159))).toThrow(SessionCryptoError);
-    expect(() => unpadMessage(Buffer.from([1, 2, 0, 0]))).toThrow(SessionCryptoError);
   });
 });
 
@@ -78,7 +86,58 @@ describe('one-to-one text both ways', () => {
   it('round-trips text, timestamp and display name', () => {
     const text = 'héllo 👋 '.repeat(100);
     const wire = buildTextMessage({ sender: bot, recipient: contact.sessionId, text, timestamp: T, displayName: 'Support bot' });
-    expect(openIncoming(contact, wire)).toEqual({ kind: 'text', sender: bot.sessionId, text, timestamp: T, displayName: 'Support bot' });
+    expect(openIncoming(contact, wire)).toEqual({ kind: 'text', sender: bot.sessionId, text, timestamp: T, displayName: 'Support bot', replayKey: expect.any(String), expiration: { type: 0, timer: 0 } });
+  });
+
+  it('sends sourceDevice 1 and a 64-byte proSig in the envelope, as libsession does, beside today\'s wrapper', () => {
+    const wire = buildTextMessage({ sender: bot, recipient: contact.sessionId, text: 'hi', timestamp: T });
+    const request = unwrapWebSocketRequest(wire);
+    expect(request).toMatchObject({ verb: 'PUT', path: '/api/v1/message' });
+    const envelope = decodeEnvelope(request.body);
+    expect(envelope.sourceDevice).toBe(1);
+    expect(envelope.proSig?.byteLength).toBe(64);
+    // Two messages of the same text carry different proSig bytes (random, as for an account without Pro).
+    const again = decodeEnvelope(unwrapWebSocketRequest(buildTextMessage({ sender: bot, recipient: contact.sessionId, text: 'hi', timestamp: T })).body);
+    expect(again.proSig!.equals(envelope.proSig!)).toBe(false);
+  });
+
+  it('carries the conversation\'s disappearing-messages setting and the profile name with its time', () => {
+    const wire = buildTextMessage({ sender: bot, recipient: contact.sessionId, text: 'hi', timestamp: T, displayName: 'Bot', expiration: { type: 2, timer: 3600 } });
+    const opened = openSealed(contact, decodeEnvelope(unwrapWebSocketRequest(wire).body).content);
+    const content = decodeContent(unpadMessage(opened.padded));
+    expect(content).toMatchObject({ expirationType: 2, expirationTimer: 3600, sigTimestamp: T, dataMessage: { body: 'hi', displayName: 'Bot' } });
+    const off = buildTextMessage({ sender: bot, recipient: contact.sessionId, text: 'hi', timestamp: T, expiration: { type: 0, timer: 0 } });
+    const plain = decodeContent(unpadMessage(openSealed(contact, decodeEnvelope(unwrapWebSocketRequest(off).body).content).padded));
+    expect(plain.expirationType).toBeUndefined();
+    expect(plain.expirationTimer).toBeUndefined();
+  });
+
+  it('accepts any WebSocket verb and path, the empty ones of current apps included', () => {
+    const padded = padMessage(encodeContent({ dataMessage: { body: 'from iOS' }, sigTimestamp: T }));
+    const envelope = encodeEnvelope({ type: 6, timestamp: T, sourceDevice: 1, content: sealForRecipient(bot, contact.xPublicKey, padded), proSig: Buffer.alloc(64, 9) });
+    for (const [verb, path] of [['', ''], ['PUT', '/api/v1/message'], ['GET', '/anything']] as const) {
+      const wrapped = new ProtoWriter().varint(1, 1).bytes(2, new ProtoWriter().string(1, verb).string(2, path).bytes(3, envelope).finish()).finish();
+      expect(openIncoming(contact, wrapped)).toMatchObject({ kind: 'text', text: 'from iOS', sender: bot.sessionId });
+    }
+    // Empty strings left out altogether, as a proto2 writer may.
+    const bare = new ProtoWriter().varint(1, 1).bytes(2, new ProtoWriter().bytes(3, envelope).finish()).finish();
+    expect(openIncoming(contact, bare)).toMatchObject({ kind: 'text', text: 'from iOS' });
+  });
+
+  it('accepts sigTimestamp 0 as a legacy client\'s (session-desktop ts/receiver/common.ts)', () => {
+    const padded = padMessage(encodeContent({ dataMessage: { body: 'legacy' }, sigTimestamp: 0 }));
+    const wire = wrapInWebSocketRequest(encodeEnvelope({ type: 6, timestamp: T, content: sealForRecipient(bot, contact.xPublicKey, padded) }));
+    expect(openIncoming(contact, wire)).toMatchObject({ kind: 'text', text: 'legacy' });
+  });
+
+  it('gives one replay key to one message however it is wrapped', () => {
+    const padded = padMessage(encodeContent({ dataMessage: { body: 'once' }, sigTimestamp: T }));
+    const sealed = sealForRecipient(bot, contact.xPublicKey, padded);
+    const a = openIncoming(contact, wrapInWebSocketRequest(encodeEnvelope({ type: 6, timestamp: T, content: sealed })));
+    const b = openIncoming(contact, wrapInWebSocketRequest(encodeEnvelope({ type: 6, timestamp: T, sourceDevice: 1, content: sealed, proSig: Buffer.alloc(64, 1) })));
+    const other = openIncoming(contact, buildTextMessage({ sender: bot, recipient: contact.sessionId, text: 'once', timestamp: T + 1 }));
+    expect(a.kind === 'text' && b.kind === 'text' && a.replayKey === b.replayKey).toBe(true);
+    expect(other.kind === 'text' && a.kind === 'text' && other.replayKey !== a.replayKey).toBe(true);
   });
 
   it('signs payload ‖ sender Ed25519 key ‖ recipient X25519 key and seals to the recipient', () => {
@@ -119,27 +178,26 @@ describe('one-to-one text both ways', () => {
     expect(openIncoming(contact, wire)).toMatchObject({ kind: 'text', text: 'old app', sender: bot.sessionId });
   });
 
-  it('ignores sync copies, message request answers and empty text', () => {
+  it('tells sync copies, message request answers and empty messages apart from text', () => {
     const seal = (content: Buffer, to = contact) =>
       wrapInWebSocketRequest(encodeEnvelope({ type: 6, timestamp: T, content: sealForRecipient(bot, to.xPublicKey, padMessage(content)) }));
-    expect(openIncoming(contact, seal(encodeContent({ dataMessage: { body: 'x', syncTarget: contact.sessionId }, sigTimestamp: T })))).toMatchObject({ kind: 'ignored' });
-    expect(openIncoming(contact, seal(encodeContent({ messageRequestResponse: true, sigTimestamp: T })))).toMatchObject({
-      kind: 'ignored',
-      reason: 'a message request response',
-    });
-    expect(openIncoming(contact, seal(encodeContent({ dataMessage: { body: '' }, sigTimestamp: T })))).toMatchObject({ kind: 'ignored', reason: 'no text' });
-    expect(openIncoming(bot, seal(encodeContent({ dataMessage: { body: 'note to self' }, sigTimestamp: T }), bot))).toMatchObject({ kind: 'ignored' });
+    expect(openIncoming(contact, seal(encodeContent({ dataMessage: { body: 'x', syncTarget: contact.sessionId }, sigTimestamp: T })))).toMatchObject({ kind: 'control', what: 'own-copy' });
+    expect(openIncoming(contact, seal(encodeContent({ messageRequestResponse: true, sigTimestamp: T })))).toMatchObject({ kind: 'control', what: 'message-request-response' });
+    expect(openIncoming(contact, seal(encodeContent({ dataMessage: { body: '' }, sigTimestamp: T })))).toMatchObject({ kind: 'unsupported', what: 'empty' });
+    expect(openIncoming(bot, seal(encodeContent({ dataMessage: { body: 'note to self' }, sigTimestamp: T }), bot))).toMatchObject({ kind: 'control', what: 'own-copy' });
   });
 
-  it('rejects other envelope types, other paths and garbage', () => {
+  it('rejects other envelope types, wrappers without a body and garbage', () => {
     const padded = padMessage(encodeContent({ dataMessage: { body: 'hi' }, sigTimestamp: T }));
     const sealed = sealForRecipient(bot, contact.xPublicKey, padded);
     expect(openIncoming(contact, wrapInWebSocketRequest(encodeEnvelope({ type: 7, timestamp: T, content: sealed })))).toMatchObject({ kind: 'rejected' });
     const otherPath = new ProtoWriter()
       .varint(1, 1)
-      .bytes(2, new ProtoWriter().string(1, 'PUT').string(2, '/api/v1/other').bytes(3, encodeEnvelope({ type: 6, timestamp: T, content: sealed })).finish())
+      .bytes(2, new ProtoWriter().string(1, 'PUT').string(2, '/api/v1/message').finish())
       .finish();
-    expect(openIncoming(contact, otherPath)).toMatchObject({ kind: 'rejected' });
+    expect(openIncoming(contact, otherPath)).toMatchObject({ kind: 'rejected', reason: 'the WebSocket request has no body' });
+    const response = new ProtoWriter().varint(1, 2).bytes(2, new ProtoWriter().bytes(3, encodeEnvelope({ type: 6, timestamp: T, content: sealed })).finish()).finish();
+    expect(openIncoming(contact, response)).toMatchObject({ kind: 'rejected', reason: 'not a WebSocket request message' });
     expect(openIncoming(contact, Buffer.from('not a protobuf at all'))).toMatchObject({ kind: 'rejected' });
     expect(openIncoming(contact, Buffer.alloc(0))).toMatchObject({ kind: 'rejected' });
   });
