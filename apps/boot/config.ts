@@ -151,8 +151,14 @@ export const configSchema = z.object({
     .string()
     .regex(/^https:\/\/[^\s,/?#]+\/?(,https:\/\/[^\s,/?#]+\/?)*$/i, 'must be comma-separated https://HOST[:PORT] URLs')
     .optional(),
-  /** A PEM file of the certificate(s) the seed nodes must chain to; without it, seed certificates are not checked. */
+  /** A PEM file of the seed nodes' certificate(s); replaces the real seeds' pinned certificates (needed with SESSION_SEED_NODES). */
   SESSION_SEED_CA: z.string().min(1).optional(),
+  /** `onion`: every request to a storage server travels a three-hop onion path, as Session's apps send them; `direct`: plain HTTPS, which shows the servers this machine's IP address. */
+  SESSION_TRANSPORT: z.enum(['onion', 'direct']).default('onion'),
+  /** Take storage-server addresses that are not public (loopback, private networks) from the network's answers: a test network on one machine only. */
+  SESSION_ALLOW_PRIVATE_NODES: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+  /** Service nodes three pool nodes must agree on for a pool refresh (else the seeds are asked again). */
+  SESSION_POOL_AGREEMENT: integer(24, 1),
   /** How long one request to a seed or storage server may take. */
   SESSION_TIMEOUT_MS: integer(10_000, 100),
   /** Each bot's swarm is polled every SESSION_POLL_MIN_MS while messages come, doubling while idle up to SESSION_POLL_MAX_MS. */

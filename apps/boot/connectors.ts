@@ -40,7 +40,10 @@ export interface ConnectorDeps {
   readonly metrics?: Pick<RelayMetrics, 'sessionInboundSkipped'>;
 }
 
-type SessionConfig = Pick<Config, 'SESSION_SEED_NODES' | 'SESSION_SEED_CA' | 'SESSION_TIMEOUT_MS' | 'SESSION_POLL_MIN_MS' | 'SESSION_POLL_MAX_MS'>;
+type SessionConfig = Pick<
+  Config,
+  'SESSION_SEED_NODES' | 'SESSION_SEED_CA' | 'SESSION_TIMEOUT_MS' | 'SESSION_POLL_MIN_MS' | 'SESSION_POLL_MAX_MS' | 'SESSION_TRANSPORT' | 'SESSION_ALLOW_PRIVATE_NODES' | 'SESSION_POOL_AGREEMENT'
+>;
 
 /**
  * Relay's own Session client (SESSION_NETWORK=on): the seed nodes (the real ones unless
@@ -59,8 +62,17 @@ export const sessionConnectorOf = (config: SessionConfig, deps: ConnectorDeps, l
       throw new ConfigError(`Invalid configuration SESSION_SEED_CA=${JSON.stringify(config.SESSION_SEED_CA.slice(0, 200))}: not a PEM certificate`);
   }
   const seedNodes = config.SESSION_SEED_NODES?.split(',').map((url) => url.trim()) ?? [...DEFAULT_SEED_NODES];
+  // The real seeds' certificates are pinned; other seeds must bring theirs.
+  if (!seedCa && seedNodes.some((url) => !DEFAULT_SEED_NODES.includes(url.replace(/\/$/, ''))))
+    throw new ConfigError('Invalid configuration SESSION_SEED_NODES: seed nodes other than Session\'s own need SESSION_SEED_CA (a PEM file of their certificate)');
   return new SessionConnector({
-    storage: { seedNodes, requestTimeoutMs: config.SESSION_TIMEOUT_MS, ...(seedCa ? { seedCa } : {}) },
+    storage: {
+      seedNodes,
+      requestTimeoutMs: config.SESSION_TIMEOUT_MS,
+      ...(seedCa ? { seedCa } : {}),
+      allowPrivateAddresses: config.SESSION_ALLOW_PRIVATE_NODES,
+      minAgreement: config.SESSION_POOL_AGREEMENT,
+    },
     identities: new EventSessionIdentityStore(deps.store, deps.secrets, { actor, log }),
     log,
     poll: { minMs: config.SESSION_POLL_MIN_MS, maxMs: config.SESSION_POLL_MAX_MS },

@@ -12,6 +12,7 @@ import { FakeSessionSwarm } from '../../test/support/fake-session-swarm.ts';
 import { SessionTestClient } from '../../test/support/session-test-client.ts';
 import { toPublicEvent } from '../history/public-event.ts';
 import { EventSessionIdentityStore } from './session-identities.ts';
+import { fakeSwarmStorage } from '../../test/support/fake-swarm-storage.ts';
 
 // The bots' Session seeds in the event history, shared by every instance: two connectors on two
 // connections to one SQLite history stand for two Relay instances (or an instance and the CLI).
@@ -29,7 +30,7 @@ const instance = (options: { key?: string; log?: Log } = {}) => {
   opened.stores.push(store);
   const identities = new EventSessionIdentityStore(store, options.key ? createSecretBox(options.key) : box, { actor: 'system:gateway', log: options.log ?? quiet });
   const connector = new SessionConnector({
-    storage: { seedNodes: [swarm.seedUrl], seedCa: swarm.certificates.seed, minPoolSize: 3, requestTimeoutMs: 3_000 },
+    storage: fakeSwarmStorage(swarm),
     identities,
     log: quiet,
     poll: { minMs: 30, maxMs: 100 },

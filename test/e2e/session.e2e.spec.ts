@@ -38,6 +38,8 @@ describe('Session on Relay’s own client (fake swarm)', () => {
     SESSION_NETWORK: 'on',
     SESSION_SEED_NODES: swarm.seedUrl,
     SESSION_SEED_CA: path.join(caDir, 'seed.pem'),
+    SESSION_ALLOW_PRIVATE_NODES: 'true',
+    SESSION_POOL_AGREEMENT: '3',
     SESSION_TIMEOUT_MS: '3000',
     SESSION_POLL_MIN_MS: '100',
     SESSION_POLL_MAX_MS: '400',

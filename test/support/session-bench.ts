@@ -10,13 +10,14 @@ import { MemorySessionIdentityStore } from '../../infra/messenger/session/identi
 import { SessionConnector } from '../../infra/messenger/session/session-connector.ts';
 import { FakeSessionSwarm } from './fake-session-swarm.ts';
 import { SessionTestClient } from './session-test-client.ts';
+import { fakeSwarmStorage } from './fake-swarm-storage.ts';
 
 const count = Number(process.argv[2] ?? 300);
 const swarm = await FakeSessionSwarm.start({ swarms: 3, nodesPerSwarm: 5, rateLimit: false });
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
 const pollMs = 250;
 const connector = new SessionConnector({
-  storage: { seedNodes: [swarm.seedUrl], seedCa: swarm.certificates.seed, minPoolSize: 3 },
+  storage: fakeSwarmStorage(swarm, { requestTimeoutMs: 10_000 }),
   identities: new MemorySessionIdentityStore(),
   log: quiet,
   poll: { minMs: pollMs, maxMs: pollMs },

@@ -3,6 +3,7 @@ import { MemorySessionIdentityStore } from '../../infra/messenger/session/identi
 import { SessionConnector } from '../../infra/messenger/session/session-connector.ts';
 import { FakeSessionSwarm } from './fake-session-swarm.ts';
 import { SessionTestClient, type TestClientMessage } from './session-test-client.ts';
+import { fakeSwarmStorage } from './fake-swarm-storage.ts';
 
 /** Nodes a deliver tries before it gives up (the fixture's transient failure covers them all). */
 const ATTEMPTS = 3;
@@ -24,7 +25,7 @@ export const sessionFixture = async (): Promise<SessionFixture> => {
   const clients = [SessionTestClient.random(access), SessionTestClient.random(access)] as const;
   const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
   const connector = new SessionConnector({
-    storage: { seedNodes: [swarm.seedUrl], seedCa: swarm.certificates.seed, minPoolSize: 3, maxAttempts: ATTEMPTS, requestTimeoutMs: 3_000 },
+    storage: fakeSwarmStorage(swarm, { maxAttempts: ATTEMPTS }),
     identities: new MemorySessionIdentityStore(),
     log: quiet,
     poll: { minMs: 50, maxMs: 200 },

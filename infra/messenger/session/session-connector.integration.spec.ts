@@ -6,6 +6,7 @@ import { sessionFixture, type SessionFixture } from '../../../test/support/sessi
 import { SessionTestClient } from '../../../test/support/session-test-client.ts';
 import { MemorySessionIdentityStore } from './identity-store.ts';
 import { SessionConnector, SessionIdentityTakenError, SessionUnavailableError } from './session-connector.ts';
+import { fakeSwarmStorage } from '../../../test/support/fake-swarm-storage.ts';
 
 // The Session connector on the fake swarm, with independent test clients as contacts. The shared
 // MessengerConnector contract runs on the same fixture without its group cases
@@ -109,7 +110,7 @@ describe('Session connector', () => {
 
   it('loses nothing and records nothing twice when Relay stops between retrieve and record', async () => {
     const identities = new MemorySessionIdentityStore();
-    const storage = { seedNodes: [f.swarm.seedUrl], seedCa: f.swarm.certificates.seed, minPoolSize: 3, requestTimeoutMs: 3_000 };
+    const storage = fakeSwarmStorage(f.swarm);
     const first = new SessionConnector({ storage, identities, log: quiet, poll: { minMs: 30, maxMs: 100 } });
     const bot = await first.provision('restarting');
     // The gateway: records a message once per (messenger, to, externalId), as apps/pipeline/inbound-receiver.ts does.

@@ -302,8 +302,8 @@ export class SessionConnector implements MessengerConnector {
       if (result.malformed > 0) this.options.log.warn({ component: 'session', malformed: result.malformed }, 'a storage server answered entries that are not messages');
       if (poller.failures > 0) this.options.log.info({ component: 'session' }, 'polling the Session network works again');
       poller.failures = 0;
-      if (result.more) next = 0;
-      else if (result.handled > 0) next = this.pollMin;
+      // Never sooner than pollMin: a node answering `more: true` (with nothing, or with junk) cannot make polling spin.
+      if (result.more || result.handled > 0) next = this.pollMin;
       else next = Math.min(this.pollMax, poller.delayMs * 2);
       poller.delayMs = Math.max(this.pollMin, next);
     } catch (error) {

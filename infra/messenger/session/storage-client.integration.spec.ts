@@ -4,6 +4,7 @@ import { SessionTestClient, type SwarmAccess } from '../../../test/support/sessi
 import { identityFromSeed, newSeed, seedFromHex, type SessionIdentity } from './identity.ts';
 import { SessionNetworkError, SessionRefusedError, SessionStorageClient, type RetrievedMessage } from './storage-client.ts';
 import { buildTextMessage, openIncoming } from './wire.ts';
+import { fakeSwarmStorage } from '../../../test/support/fake-swarm-storage.ts';
 
 // Relay's Session client against the fake swarm (test/support/fake-session-swarm.ts) and a second,
 // independent client (test/support/session-test-client.ts).
@@ -25,18 +26,23 @@ afterAll(async () => {
 
 afterEach(() => {
   swarm.setClockOffset(0);
+  lastTimestamp = 0;
   for (const client of clients.splice(0)) client.close();
 });
 
 function storageClient(overrides: Partial<ConstructorParameters<typeof SessionStorageClient>[0]> = {}): SessionStorageClient {
-  const client = new SessionStorageClient({ seedNodes: [swarm.seedUrl], seedCa: swarm.certificates.seed, minPoolSize: 3, requestTimeoutMs: 3_000, ...overrides });
+  const client = new SessionStorageClient(fakeSwarmStorage(swarm, overrides));
   clients.push(client);
   return client;
 }
 
+/** The last timestamp sendText used: Session's apps drop a second message with one sender's same timestamp (the connector's SendClock sees to it; here, this). */
+let lastTimestamp = 0;
+
 async function sendText(client: SessionStorageClient, from: SessionIdentity, to: string, text: string): Promise<string> {
   await client.swarmOf(to); // the clock offset comes with the first answer
-  const timestamp = client.networkNow();
+  const timestamp = Math.max(client.networkNow(), lastTimestamp + 1);
+  lastTimestamp = timestamp;
   const { hash } = await client.store(to, buildTextMessage({ sender: from, recipient: to, text, timestamp }), { timestamp });
   return hash;
 }

@@ -3,7 +3,9 @@ import type { SessionIdentity } from './identity.ts';
 import { isSessionId } from './identity.ts';
 import sodium from 'sodium-native';
 import { SnodeHttp, SnodeUnreachableError, type HttpAnswer } from './snode-http.ts';
-import { pickRandom, serviceNodesFrom, shuffled, swarmFrom, type Snode } from './snode-pool.ts';
+import { messageHash } from './message-crypto.ts';
+import { SESSION_SEED_CERTIFICATES } from './seed-certificates.ts';
+import { agreedNodes, pickRandom, serviceNodesFrom, shuffled, swarmFrom, type AddressPolicy, type Snode } from './snode-pool.ts';
 import type { SnodeTransport } from './snode-transport.ts';
 
 /**
@@ -15,9 +17,14 @@ import type { SnodeTransport } from './snode-transport.ts';
  * the `last_hash` it is given). Facts: ../shared/notes/session-protocol.md §3–§6.
  */
 export interface SessionStorageOptions {
-  /** Seed node base URLs (`https://host:port`), tried in random order for the first pool. */
+  /** Seed node base URLs (`https://host:port`), all asked for the first pool. */
   readonly seedNodes: readonly string[];
-  readonly seedCa?: string | Buffer;
+  /** The seeds' certificate(s), PEM; the real seeds' pinned certificates when not given. */
+  readonly seedCa?: string | Buffer | readonly string[];
+  /** Take node addresses that are not public (loopback, private…) from the network's answers: for tests on loopback only. */
+  readonly allowPrivateAddresses?: boolean;
+  /** Nodes a pool refresh must agree on (the nodes all three sources list), else the seeds are asked. Default 24, as Session Desktop. */
+  readonly minAgreement?: number;
   readonly requestTimeoutMs?: number;
   readonly maxResponseBytes?: number;
   readonly maxPoolSize?: number;
@@ -46,6 +53,8 @@ export const TTL_MAX_MS = 14 * 24 * 3_600_000;
 export const MAX_MESSAGE_BYTES = 76_800;
 const MAX_SWARM_SIZE = 64;
 const NODE_FAILURES_BEFORE_DROP = 3;
+/** Pool nodes asked at once for a refresh: their answers must agree (Session Desktop asks three). */
+const AGREEMENT_SOURCES = 3;
 /** `last_hash` entries kept (one per identity, namespace and node polled); the oldest go first. */
 const MAX_LAST_HASHES = 20_000;
 
@@ -87,7 +96,7 @@ export interface PollResult {
   readonly handled: number;
   /** Messages the node returned that had been handed on before. */
   readonly duplicates: number;
-  /** Entries of the answer that were not well-formed messages. */
+  /** Entries of the answer that were not well-formed messages, or whose hash is not the hash of their data. */
   readonly malformed: number;
   /** The node has more after these. */
   readonly more: boolean;
@@ -121,6 +130,8 @@ export class SessionStorageClient {
   private readonly swarmCacheMs: number;
   private readonly maxAttempts: number;
   private readonly maxSeenHashes: number;
+  private readonly addresses: AddressPolicy;
+  private readonly minAgreement: number;
   private pool: Snode[] = [];
   private poolFetchedAt = 0;
   private poolRefresh: Promise<void> | undefined;
@@ -138,8 +149,10 @@ export class SessionStorageClient {
     this.http = new SnodeHttp({
       timeoutMs: options.requestTimeoutMs ?? 10_000,
       maxResponseBytes: options.maxResponseBytes ?? 4 * 1024 * 1024,
-      ...(options.seedCa !== undefined ? { seedCa: options.seedCa } : {}),
+      seedCa: typeof options.seedCa === 'string' || Buffer.isBuffer(options.seedCa) ? options.seedCa : [...(options.seedCa ?? SESSION_SEED_CERTIFICATES)].join('\n'),
     });
+    this.addresses = { allowPrivate: options.allowPrivateAddresses === true };
+    this.minAgreement = Math.max(1, options.minAgreement ?? 24);
     this.now = options.now ?? Date.now;
     this.transport = options.transport ? options.transport(() => this.pool) : this.http;
     this.maxPoolSize = options.maxPoolSize ?? 4_096;
@@ -186,7 +199,7 @@ export class SessionStorageClient {
       const answer = await this.call(node, 'get_swarm', { pubkey: sessionId });
       if (!answer) continue;
       if (answer.status === 200) {
-        const nodes = swarmFrom(answer.body, MAX_SWARM_SIZE);
+        const nodes = this.inPool(swarmFrom(answer.body, MAX_SWARM_SIZE, this.addresses));
         if (nodes) {
           this.swarms.set(sessionId, { nodes, fetchedAt: this.now() });
           return nodes;
@@ -238,7 +251,14 @@ export class SessionStorageClient {
             malformed++;
             continue;
           }
-          messages.push({ hash: message.data.hash, timestamp: message.data.timestamp, expiration: message.data.expiration, data: Buffer.from(message.data.data, 'base64') });
+          const data = Buffer.from(message.data.data, 'base64');
+          // The hash is the server's function of the data (request_handler.cpp computeMessageHash): a
+          // node that names another one (to replay a message under a new id, or hide one) is not believed.
+          if (messageHash(identity.sessionId, namespace, data) !== message.data.hash) {
+            malformed++;
+            continue;
+          }
+          messages.push({ hash: message.data.hash, timestamp: message.data.timestamp, expiration: message.data.expiration, data });
         }
         return { node: node.ed25519, messages, malformed, more: parsed.data.more === true };
       },
@@ -336,7 +356,7 @@ export class SessionStorageClient {
       case 200:
         return { ok: true, value: accept(answer, node) };
       case 421: {
-        const moved = swarmFrom(answer.body, MAX_SWARM_SIZE);
+        const moved = this.inPool(swarmFrom(answer.body, MAX_SWARM_SIZE, this.addresses));
         if (moved) this.swarms.set(sessionId, { nodes: moved, fetchedAt: this.now() });
         else this.swarms.delete(sessionId);
         return { ok: false, retry: 'other-node' };
@@ -383,6 +403,21 @@ export class SessionStorageClient {
     this.offsetMs = Math.round((sentAt + this.now()) / 2 - t);
   }
 
+  /**
+   * The members of a swarm answer that the pool knows, as the pool knows them (address and keys):
+   * a node cannot send Relay to an address, or a key, the agreed pool does not hold (as Session
+   * Desktop keeps only swarm members found in its pool: `snodePool.ts` getSwarmFor).
+   */
+  private inPool(nodes: Snode[] | undefined): Snode[] | undefined {
+    if (!nodes) return undefined;
+    const byKey = new Map(this.pool.map((n) => [n.ed25519, n]));
+    const known = nodes.flatMap((n) => {
+      const pooled = byKey.get(n.ed25519);
+      return pooled ? [pooled] : [];
+    });
+    return known.length > 0 ? known : undefined;
+  }
+
   private nodeFailed(node: Snode, reason: string): void {
     this.lastError = reason;
     const count = (this.failures.get(node.ed25519) ?? 0) + 1;
@@ -408,38 +443,57 @@ export class SessionStorageClient {
     await this.poolRefresh;
   }
 
-  /** From a pool node (oxend's `get_service_nodes`) when the pool is big enough, else from the seeds. */
+  /**
+   * From pool nodes when the pool is big enough: three of them are asked (oxend's
+   * `get_service_nodes`) and only the nodes all three list alike are kept, at least `minAgreement`
+   * of them (session-desktop `snodePool.ts` tryToGetConsensusWithSnodesWithRetries); else from the
+   * seed nodes, whose certificates are pinned: every seed is asked, and the nodes the seeds that
+   * answered agree on are kept. One node's answer alone never makes the pool.
+   */
   private async refreshPool(): Promise<void> {
-    const fields = { public_ip: true, storage_port: true, pubkey_x25519: true, pubkey_ed25519: true, storage_server_version: true };
-    if (this.pool.length >= this.minPoolSize) {
-      const node = pickRandom(this.pool);
-      const answer = node ? await this.call(node, 'oxend_request', { endpoint: 'get_service_nodes', params: { active_only: true, fields } }) : undefined;
-      const states = answer?.status === 200 ? (answer.body as { result?: { service_node_states?: unknown } } | undefined)?.result?.service_node_states : undefined;
-      const nodes = serviceNodesFrom(states, this.maxPoolSize);
-      if (nodes.length >= this.minPoolSize) {
-        this.pool = nodes;
+    if (this.pool.length >= Math.max(this.minPoolSize, AGREEMENT_SOURCES)) {
+      const sources = shuffled(this.pool).slice(0, AGREEMENT_SOURCES);
+      const lists = await Promise.all(sources.map((node) => this.serviceNodesOf(node)));
+      const agreed = lists.every((list) => list !== undefined) ? agreedNodes(lists as Snode[][]) : [];
+      if (agreed.length >= Math.max(this.minPoolSize, this.minAgreement)) {
+        this.pool = agreed.slice(0, this.maxPoolSize);
         this.poolFetchedAt = this.now();
         return;
       }
+      this.lastError = `the service-node lists of ${AGREEMENT_SOURCES} nodes agreed on ${agreed.length} node(s), fewer than ${this.minAgreement}`;
     }
-    for (const seed of shuffled(this.options.seedNodes)) {
-      try {
-        const answer = await this.http.seedRpc(seed, 'get_n_service_nodes', { active_only: true, fields });
-        const states = answer.status === 200 ? (answer.body as { result?: { service_node_states?: unknown } } | undefined)?.result?.service_node_states : undefined;
-        const nodes = serviceNodesFrom(states, this.maxPoolSize);
-        if (nodes.length > 0) {
-          this.pool = nodes;
-          this.poolFetchedAt = this.now();
-          this.lastSuccessAt = this.now();
-          return;
+    const answered: Snode[][] = [];
+    await Promise.all(
+      this.options.seedNodes.map(async (seed) => {
+        try {
+          const answer = await this.http.seedRpc(seed, 'get_n_service_nodes', { active_only: true, fields: SERVICE_NODE_FIELDS });
+          const states = answer.status === 200 ? (answer.body as { result?: { service_node_states?: unknown } } | undefined)?.result?.service_node_states : undefined;
+          const { nodes, refused } = serviceNodesFrom(states, this.maxPoolSize * 2, this.addresses);
+          if (nodes.length > 0) answered.push(nodes);
+          else this.lastError = `seed ${new URL(seed).host} gave no usable service nodes${refused > 0 ? ` (${refused} with an address that is not public)` : ''}`;
+        } catch (error) {
+          if (!(error instanceof SnodeUnreachableError)) throw error;
+          this.lastError = error.message;
         }
-        this.lastError = `seed ${new URL(seed).host} gave no service nodes`;
-      } catch (error) {
-        if (!(error instanceof SnodeUnreachableError)) throw error;
-        this.lastError = error.message;
-      }
+      }),
+    );
+    const agreed = agreedNodes(answered);
+    if (agreed.length > 0) {
+      this.pool = shuffled(agreed).slice(0, this.maxPoolSize);
+      this.poolFetchedAt = this.now();
+      this.lastSuccessAt = this.now();
+      return;
     }
-    if (this.pool.length === 0) throw this.networkError('no seed node gave a service-node list');
+    if (answered.length > 1) this.lastError = `the ${answered.length} seed nodes that answered agree on no service node`;
+    if (this.pool.length === 0) throw this.networkError(answered.length > 1 ? this.lastError! : 'no seed node gave a service-node list');
+  }
+
+  /** One pool node's list of the service nodes (oxend's `get_service_nodes`), or undefined. */
+  private async serviceNodesOf(node: Snode): Promise<Snode[] | undefined> {
+    const answer = await this.call(node, 'oxend_request', { endpoint: 'get_service_nodes', params: { active_only: true, fields: SERVICE_NODE_FIELDS } });
+    const states = answer?.status === 200 ? (answer.body as { result?: { service_node_states?: unknown } } | undefined)?.result?.service_node_states : undefined;
+    const { nodes } = serviceNodesFrom(states, this.maxPoolSize * 2, this.addresses);
+    return nodes.length > 0 ? nodes : undefined;
   }
 
   private remember(hash: string, expiration: number): void {
@@ -456,6 +510,8 @@ export class SessionStorageClient {
     return new SessionNetworkError(message, lastStatus);
   }
 }
+
+const SERVICE_NODE_FIELDS = { public_ip: true, storage_port: true, pubkey_x25519: true, pubkey_ed25519: true, storage_server_version: true };
 
 function lastHashKey(sessionId: string, namespace: number, node: string): string {
   return `${sessionId}\u0000${namespace}\u0000${node}`;
