@@ -485,7 +485,7 @@ export class SessionStorageClient {
       return;
     }
     if (answered.length > 1) this.lastError = `the ${answered.length} seed nodes that answered agree on no service node`;
-    if (this.pool.length === 0) throw this.networkError(answered.length > 1 ? this.lastError! : 'no seed node gave a service-node list');
+    if (this.pool.length === 0) throw this.networkError(answered.length > 1 ? this.lastError! : `no seed node gave a service-node list (${this.lastError ?? 'no answer'})`);
   }
 
   /** One pool node's list of the service nodes (oxend's `get_service_nodes`), or undefined. */
