@@ -70,6 +70,7 @@ export const sessionConnectorOf = (config: SessionConfig, deps: ConnectorDeps, l
       seedNodes,
       requestTimeoutMs: config.SESSION_TIMEOUT_MS,
       ...(seedCa ? { seedCa } : {}),
+      transport: config.SESSION_TRANSPORT,
       allowPrivateAddresses: config.SESSION_ALLOW_PRIVATE_NODES,
       minAgreement: config.SESSION_POOL_AGREEMENT,
     },

@@ -40,7 +40,7 @@ const instance = (options: { key?: string; log?: Log } = {}) => {
 };
 
 beforeAll(async () => {
-  swarm = await FakeSessionSwarm.start({ swarms: 1, nodesPerSwarm: 3 });
+  swarm = await FakeSessionSwarm.start({ swarms: 2, nodesPerSwarm: 3 });
 });
 afterAll(async () => {
   await swarm?.close();

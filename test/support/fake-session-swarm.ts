@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:https';
+import { Agent, createServer, request, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -21,6 +21,7 @@ import {
   type RetrieveRequest,
   type StoreRequest,
 } from './fake-session-rpc.ts';
+import { processOnionV2, processRelayed, RELAY_PATH, type OnionHost, type OnionReply } from './fake-session-onion.ts';
 
 /**
  * A faithful fake of Session's service-node network for tests: a seed node and several storage
@@ -42,13 +43,17 @@ import {
  *   within 60 s, with the ed→x key check; rows after the row of `last_hash` on that node, or all of
  *   them when that node does not know it; `max_count`/`max_size` and `more` as the server has them;
  * - every JSON answer carries `t` (the node's clock, which tests can skew) and `hf`;
- * - 410 for the long-poll header, 413 over 10 MiB, 429 past the per-IP token bucket (600, +300/s).
+ * - 410 for the long-poll header, 413 over 10 MiB, 429 past the per-IP token bucket (600, +300/s);
+ * - onion requests (`POST /onion_req/v2`, and the node-to-node hop) as ./fake-session-onion.ts
+ *   serves them, the destination running the same storage RPC as a direct request; `requests`
+ *   records whether each storage request came directly or through an onion.
  */
 const sodium = sodiumNative as unknown as {
   crypto_sign_keypair(pk: Buffer, sk: Buffer): void;
   crypto_sign_detached(sig: Buffer, m: Buffer, sk: Buffer): void;
   crypto_sign_verify_detached(sig: Buffer, m: Buffer, pk: Buffer): boolean;
   crypto_sign_ed25519_pk_to_curve25519(x: Buffer, ed: Buffer): void;
+  crypto_sign_ed25519_sk_to_curve25519(x: Buffer, ed: Buffer): void;
   crypto_generichash(out: Buffer, input: Buffer): void;
   randombytes_buf(buf: Buffer): void;
 };
@@ -94,6 +99,8 @@ export interface FakeSnode {
 interface NodeState {
   readonly info: FakeSnode;
   readonly edSecretKey: Buffer;
+  /** The X25519 secret of the node's Ed25519 key: onion layers for this node open with it. */
+  readonly xSecretKey: Buffer;
   readonly server: Server;
   readonly sockets: Set<Socket>;
   nextId: number;
@@ -110,12 +117,26 @@ export interface RequestRecord {
   readonly node: number;
   readonly method: string;
   readonly status: number;
+  /** Straight to /storage_rpc/v1 (the node saw the client's address), or as an onion's destination. */
+  readonly via: 'direct' | 'onion';
+}
+
+/** One node's part in an onion request: hop 0 is the guard, which alone saw the client's address. */
+export interface OnionHopRecord {
+  readonly node: number;
+  readonly hopNo: number;
+  readonly role: 'relay' | 'destination';
 }
 
 type Answer = { readonly status: number; readonly body: Json | string };
 
 export class FakeSessionSwarm {
   readonly requests: RequestRecord[] = [];
+  readonly onionHops: OnionHopRecord[] = [];
+  /** Node-to-node onion hops (the real server's OxenMQ `sn.onion_request`), carried over HTTPS. */
+  private readonly relayAgent = new Agent({ keepAlive: true, rejectUnauthorized: false });
+  /** Only service nodes may send that hop (OxenMQ `sn.` commands need a service node's key): only the swarm's own nodes know this. */
+  private readonly relayToken = randomHex(16);
   private clockOffsetMs: number;
   private readonly moved = new Map<string, number>();
   private readonly failing = new Map<string, { status: number; body: string; times: number }>();
@@ -145,6 +166,8 @@ export class FakeSessionSwarm {
       sodium.crypto_sign_keypair(edPk, edSk);
       const x = Buffer.alloc(32);
       sodium.crypto_sign_ed25519_pk_to_curve25519(x, edPk);
+      const xSk = Buffer.alloc(32);
+      sodium.crypto_sign_ed25519_sk_to_curve25519(xSk, edSk);
       const legacy = Buffer.alloc(32);
       sodium.randombytes_buf(legacy);
       const tls = selfSignedCertificate(certDir, `node${index}`);
@@ -152,6 +175,7 @@ export class FakeSessionSwarm {
       const state: NodeState = {
         info: { index, swarmIndex: index % swarmCount, ip: '127.0.0.1', port: 0, ed25519: edPk.toString('hex'), x25519: x.toString('hex'), legacy: legacy.toString('hex') },
         edSecretKey: edSk,
+        xSecretKey: xSk,
         server: createServer(tls, (req, res) => void self.onStorageRequest(state, req, res)),
         sockets,
         nextId: 1,
@@ -213,7 +237,10 @@ export class FakeSessionSwarm {
     this.failing.set(sessionId.toLowerCase(), { status, body, times });
   }
 
-  /** A node that is down accepts connections and closes them at once. */
+  /**
+   * A node that is down accepts connections and closes them at once: as a guard it gives the client
+   * no answer; as a relay or destination the node before it answers 504 `Request time out`.
+   */
   setDown(nodeIndex: number, down: boolean): void {
     const state = this.nodeStates[nodeIndex]!;
     state.down = down;
@@ -239,6 +266,7 @@ export class FakeSessionSwarm {
   }
 
   async close(): Promise<void> {
+    this.relayAgent.destroy();
     const servers = [...this.nodeStates.map((s) => ({ server: s.server, sockets: s.sockets })), this.seed];
     await Promise.all(
       servers.map(
@@ -322,6 +350,8 @@ export class FakeSessionSwarm {
 
   private async onStorageRequest(state: NodeState, req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (state.down) return void req.socket.destroy();
+    const relayed = req.url === RELAY_PATH && req.headers['x-fake-omq-token'] === this.relayToken;
+    if (req.method === 'POST' && (req.url === '/onion_req/v2' || relayed)) return this.onOnionRequest(state, req, res);
     if (req.method !== 'POST' || req.url !== '/storage_rpc/v1') return send(res, { status: 404, body: 'Not Found\n' });
     if (req.socket.remoteFamily !== 'IPv4') return send(res, { status: 400, body: 'Bad Request\n' });
     if (this.rateLimited(state)) return send(res, { status: 429, body: 'Too Many Requests\n' });
@@ -332,8 +362,57 @@ export class FakeSessionSwarm {
     const body = await readBody(req, MAX_REQUEST_BODY_SIZE).catch(() => undefined);
     if (!body) return send(res, { status: 413, body: 'Request body too large' });
     const answer = this.processClientRequest(state, body.toString('utf8'));
-    if (this.requests.length < 100_000) this.requests.push({ node: state.info.index, method: methodOf(body), status: answer.status });
+    if (this.requests.length < 100_000) this.requests.push({ node: state.info.index, method: methodOf(body), status: answer.status, via: 'direct' });
     send(res, answer);
+  }
+
+  /** `/onion_req/v2` from a client (no rate limit or IPv4 check there: https.cpp), or a relayed hop. */
+  private async onOnionRequest(state: NodeState, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const declared = req.headers['content-length'];
+    if (declared !== undefined && !/^\d+$/.test(declared)) return send(res, { status: 400, body: 'invalid Content-Length' });
+    if (Number(declared) > MAX_REQUEST_BODY_SIZE) return send(res, { status: 413, body: 'Request body too large' });
+    const body = await readBody(req, MAX_REQUEST_BODY_SIZE).catch(() => undefined);
+    if (!body) return send(res, { status: 413, body: 'Request body too large' });
+    const host = this.onionHost(state);
+    const reply = req.url === RELAY_PATH ? await processRelayed(host, body) : await processOnionV2(host, body);
+    if (res.destroyed) return;
+    res.writeHead(reply.status, { 'content-type': 'text/plain', 'content-length': reply.body.byteLength, server: 'fake oxenss' });
+    res.end(reply.body);
+  }
+
+  private onionHost(state: NodeState): OnionHost {
+    return {
+      keys: { xSecret: state.xSecretKey, xPublic: Buffer.from(state.info.x25519, 'hex') },
+      knows: (ed25519) => this.nodeStates.some((s) => s.info.ed25519 === ed25519.toString('hex')),
+      runRpc: (text) => {
+        const answer = this.processClientRequest(state, text);
+        if (this.requests.length < 100_000) this.requests.push({ node: state.info.index, method: methodOf(Buffer.from(text)), status: answer.status, via: 'onion' });
+        return answer;
+      },
+      relay: (ed25519, bencoded) => {
+        const next = this.nodeStates.find((s) => s.info.ed25519 === ed25519.toString('hex'))!;
+        return this.relayTo(next, bencoded);
+      },
+      note: (hopNo, role) => {
+        if (this.onionHops.length < 100_000) this.onionHops.push({ node: state.info.index, hopNo, role });
+      },
+    };
+  }
+
+  /** The OxenMQ request to the next node (30 s timeout, send_onion_to_sn); undefined without an answer. */
+  private relayTo(next: NodeState, bencoded: Buffer): Promise<OnionReply | undefined> {
+    return new Promise((resolve) => {
+      const req = request({ host: next.info.ip, port: next.info.port, path: RELAY_PATH, method: 'POST', agent: this.relayAgent, headers: { 'content-length': bencoded.byteLength, 'x-fake-omq-token': this.relayToken }, timeout: 30_000 });
+      req.on('timeout', () => req.destroy());
+      req.on('error', () => resolve(undefined));
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', () => resolve(undefined));
+        res.on('end', () => resolve({ status: res.statusCode ?? 500, body: Buffer.concat(chunks) }));
+      });
+      req.end(bencoded);
+    });
   }
 
   private rateLimited(state: NodeState): boolean {
@@ -557,6 +636,12 @@ export class FakeSessionSwarm {
     }
     return { status: 200, body: this.misc({ messages, more }, now) };
   }
+}
+
+function randomHex(bytes: number): string {
+  const buf = Buffer.alloc(bytes);
+  sodium.randombytes_buf(buf);
+  return buf.toString('hex');
 }
 
 function messageHashOf(pubkey: { netid: number; key: Buffer }, namespace: number, data: Buffer): string {

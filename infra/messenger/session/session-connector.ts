@@ -100,6 +100,7 @@ interface Poller {
 }
 
 const UNREACHABLE = 'The Session network cannot be reached (no seed or service node answered)';
+const NO_PATH = 'The Session network cannot be reached (no onion path can be built)';
 
 export class SessionConnector implements MessengerConnector {
   readonly messenger = 'session' as const;
@@ -213,8 +214,9 @@ export class SessionConnector implements MessengerConnector {
     try {
       await this.storage.syncClock();
     } catch (error) {
-      if (error instanceof SessionNetworkError) return { reachable: false, reason: UNREACHABLE };
-      throw error;
+      if (!(error instanceof SessionNetworkError)) throw error;
+      // Why, in one stable line (the details, node addresses included, are in the log).
+      return { reachable: false, reason: this.storage.health().transportProblem !== undefined ? NO_PATH : UNREACHABLE };
     }
     return { reachable: true, identities: new Set(this.bySessionId.keys()) };
   }

@@ -21,6 +21,12 @@ export interface HttpAnswer {
   readonly body: unknown;
 }
 
+/** An answer as bytes: what a guard node returns to an onion request (base64 text, or an error text). */
+export interface RawHttpAnswer {
+  readonly status: number;
+  readonly body: Buffer;
+}
+
 /** The request never got an HTTP answer (refused, reset, timed out, too large). */
 export class SnodeUnreachableError extends Error {
   override readonly name = 'SnodeUnreachableError';
@@ -47,15 +53,39 @@ export class SnodeHttp implements SnodeTransport {
     return this.post(new URL('json_rpc', seedUrl.endsWith('/') ? seedUrl : `${seedUrl}/`), { jsonrpc: '2.0', id: 0, method, params }, this.seedAgent);
   }
 
+  /**
+   * POST an onion request's bytes to a guard node's /onion_req/v2 (session-storage-server
+   * oxenss/server/https.cpp). The guard's certificate is not verified, as for every storage server:
+   * what protects the request is its onion encryption (each layer only opens with one node's X25519
+   * key, the answer only with the client's key), not TLS. Bounded in size and time like every call.
+   */
+  async onionRequest(guard: Snode, payload: Uint8Array): Promise<RawHttpAnswer> {
+    const { status, body } = await this.exchange(snodeUrl(guard, '/onion_req/v2'), Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength), 'application/octet-stream', this.snodeAgent);
+    return { status, body };
+  }
+
   close(): void {
     this.snodeAgent.destroy();
     this.seedAgent.destroy();
   }
 
-  private post(url: URL, payload: object, agent: Agent): Promise<HttpAnswer> {
-    const body = Buffer.from(JSON.stringify(payload));
+  private async post(url: URL, payload: object, agent: Agent): Promise<HttpAnswer> {
+    const { status, body, contentType } = await this.exchange(url, Buffer.from(JSON.stringify(payload)), 'application/json', agent);
+    const text = body.toString('utf8');
+    let parsed: unknown = text;
+    if (contentType.includes('json')) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = text;
+      }
+    }
+    return { status, body: parsed };
+  }
+
+  private exchange(url: URL, body: Buffer, contentType: string, agent: Agent): Promise<RawHttpAnswer & { contentType: string }> {
     const { timeoutMs, maxResponseBytes } = this.options;
-    return new Promise<HttpAnswer>((resolve, reject) => {
+    return new Promise((resolve, reject) => {
       let settled = false;
       const fail = (reason: string) => {
         if (settled) return;
@@ -67,7 +97,7 @@ export class SnodeHttp implements SnodeTransport {
       const req = request(url, {
         method: 'POST',
         agent,
-        headers: { 'content-type': 'application/json', 'content-length': body.byteLength, accept: 'application/json' },
+        headers: { 'content-type': contentType, 'content-length': body.byteLength, accept: 'application/json' },
       });
       const deadline = setTimeout(() => fail(`no answer within ${timeoutMs} ms`), timeoutMs);
       req.on('error', (error) => fail(error.message));
@@ -86,20 +116,14 @@ export class SnodeHttp implements SnodeTransport {
           if (settled) return;
           settled = true;
           clearTimeout(deadline);
-          const text = Buffer.concat(chunks).toString('utf8');
-          const isJson = (res.headers['content-type'] ?? '').includes('json');
-          let parsed: unknown = text;
-          if (isJson) {
-            try {
-              parsed = JSON.parse(text);
-            } catch {
-              parsed = text;
-            }
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed });
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), contentType: res.headers['content-type'] ?? '' });
         });
       });
       req.end(body);
     });
   }
+}
+
+function snodeUrl(node: Snode, path: string): URL {
+  return new URL(`https://${node.ip.includes(':') ? `[${node.ip}]` : node.ip}:${node.port}${path}`);
 }

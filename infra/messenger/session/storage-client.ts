@@ -7,10 +7,11 @@ import { messageHash } from './message-crypto.ts';
 import { SESSION_SEED_CERTIFICATES } from './seed-certificates.ts';
 import { agreedNodes, pickRandom, serviceNodesFrom, shuffled, swarmFrom, type AddressPolicy, type Snode } from './snode-pool.ts';
 import type { SnodeTransport } from './snode-transport.ts';
+import { OnionTransport } from './onion/onion-transport.ts';
 
 /**
- * Relay's client of Session's storage servers, spoken to directly over HTTPS (no onion requests:
- * the nodes see the bot's IP address). It keeps the service-node pool (from the seed nodes, then
+ * Relay's client of Session's storage servers, spoken to through onion paths (or, as an explicit
+ * opt-out, directly over HTTPS, which shows the nodes the bot's IP address). It keeps the service-node pool (from the seed nodes, then
  * refreshed from the pool itself), each Session ID's swarm (from `get_swarm`, replaced by a 421
  * answer), the network clock offset (from the `t` every answer carries), `last_hash` per node and
  * namespace, and the hashes already handed on (messages come again whenever a node does not know
@@ -38,10 +39,11 @@ export interface SessionStorageOptions {
   readonly maxSeenHashes?: number;
   readonly now?: () => number;
   /**
-   * How calls reach the storage servers: onion paths (`OnionTransport`) or, without one, directly
-   * over HTTPS. Given a pool reader, so an onion transport builds its paths from this client's pool.
+   * How calls reach the storage servers: `onion` (the default: three-hop onion paths built from
+   * this client's pool, as Session's apps send every request), `direct` (plain HTTPS: every node
+   * called sees this machine's address), or a transport of the caller's, made from a pool reader.
    */
-  readonly transport?: (pool: () => readonly Snode[]) => SnodeTransport;
+  readonly transport?: 'onion' | 'direct' | ((pool: () => readonly Snode[]) => SnodeTransport);
 }
 
 export const DEFAULT_SEED_NODES: readonly string[] = ['https://seed1.getsession.org:4443', 'https://seed2.getsession.org:4443', 'https://seed3.getsession.org:4443'];
@@ -103,6 +105,8 @@ export interface PollResult {
 }
 
 export interface StorageHealth {
+  /** Why calls cannot travel now (no onion path can be built), when the transport knows. */
+  readonly transportProblem?: string;
   readonly poolSize: number;
   readonly clockOffsetMs: number;
   readonly lastSuccessAt?: number;
@@ -154,7 +158,11 @@ export class SessionStorageClient {
     this.addresses = { allowPrivate: options.allowPrivateAddresses === true };
     this.minAgreement = Math.max(1, options.minAgreement ?? 24);
     this.now = options.now ?? Date.now;
-    this.transport = options.transport ? options.transport(() => this.pool) : this.http;
+    const pool = () => this.pool;
+    const transport = options.transport ?? 'onion';
+    if (transport === 'direct') this.transport = this.http;
+    else if (transport === 'onion') this.transport = new OnionTransport({ pool, timeoutMs: options.requestTimeoutMs ?? 10_000, ...(options.maxResponseBytes !== undefined ? { maxResponseBytes: options.maxResponseBytes } : {}) });
+    else this.transport = transport(pool);
     this.maxPoolSize = options.maxPoolSize ?? 4_096;
     this.minPoolSize = Math.min(options.minPoolSize ?? 12, this.maxPoolSize);
     this.poolRefreshMs = options.poolRefreshMs ?? 2 * 3_600_000;
@@ -173,7 +181,9 @@ export class SessionStorageClient {
   }
 
   health(): StorageHealth {
+    const transport = this.pool.length > 0 ? this.transport.health?.() : undefined;
     return {
+      ...(transport && !transport.ready ? { transportProblem: transport.reason ?? 'the transport cannot carry a call' } : {}),
       poolSize: this.pool.length,
       clockOffsetMs: this.offsetMs,
       ...(this.lastSuccessAt !== undefined ? { lastSuccessAt: this.lastSuccessAt } : {}),
@@ -346,7 +356,8 @@ export class SessionStorageClient {
       if (result.retry === 'same-node') clockRetried = true;
       else node = undefined;
     }
-    throw this.networkError(`${method} failed on ${tried.size} node(s) of the swarm of ${sessionId.slice(0, 8)}…${lastStatus !== undefined ? ` (last answer ${lastStatus})` : ''}`, lastStatus);
+    const why = lastStatus !== undefined ? `last answer ${lastStatus}` : `last: ${this.lastError ?? 'no answer'}`;
+    throw this.networkError(`${method} failed on ${tried.size} node(s) of the swarm of ${sessionId.slice(0, 8)}… (${why})`, lastStatus);
   }
 
   private async attempt<T>(sessionId: string, method: string, node: Snode, params: object, accept: (answer: HttpAnswer, node: Snode) => T, clockRetried: boolean): Promise<Attempt<T>> {
