@@ -19,6 +19,7 @@ import { cpuMsPerSecond, memoryMaps, percentile, rssMb } from './bench/measures.
 import { measureNestedJson } from './bench/nested-json.ts';
 import { measureHostileMix } from './bench/hostile-mix.ts';
 import { measureStatistics, statisticsRows } from './bench/statistics.ts';
+import { measureSessionNetwork, sessionRows } from './bench/session-network.ts';
 import { measureSignalPace } from './bench/signal-pace.ts';
 import { measureRestart } from './bench/restart.ts';
 
@@ -378,6 +379,12 @@ const main = async () => {
       );
     } catch (error) {
       row('Relay → signal-cli', `not measured: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    // Session on the fake swarm, direct and through onion paths (issue 46).
+    try {
+      for (const [measure, result] of sessionRows(await measureSessionNetwork(200))) row(measure, result);
+    } catch (error) {
+      row('Session on the fake swarm', `not measured: ${error instanceof Error ? error.message : String(error)}`);
     }
     // Takeover across two instances on Kafka and PostgreSQL (docs/durability.md).
     try {
