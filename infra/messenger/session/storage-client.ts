@@ -5,8 +5,22 @@ import sodium from 'sodium-native';
 import { SnodeHttp, SnodeUnreachableError, type HttpAnswer } from './snode-http.ts';
 import { messageHash } from './message-crypto.ts';
 import { SESSION_SEED_CERTIFICATES } from './seed-certificates.ts';
-import { agreedNodes, pickRandom, serviceNodesFrom, shuffled, swarmFrom, type AddressPolicy, type Snode } from './snode-pool.ts';
+import { NodePool, NoPoolError } from './node-pool.ts';
+import { pickRandom, swarmFrom, type AddressPolicy, type Snode } from './snode-pool.ts';
 import type { SnodeTransport } from './snode-transport.ts';
+import {
+  MAX_MESSAGE_BYTES,
+  SessionNetworkError,
+  SessionRefusedError,
+  TTL_MAX_MS,
+  TTL_MIN_MS,
+  type PollResult,
+  type RetrievedMessage,
+  type SessionStorageOptions,
+  type StorageHealth,
+} from './storage-api.ts';
+
+export * from './storage-api.ts';
 import { OnionTransport } from './onion/onion-transport.ts';
 
 /**
@@ -17,101 +31,10 @@ import { OnionTransport } from './onion/onion-transport.ts';
  * namespace, and the hashes already handed on (messages come again whenever a node does not know
  * the `last_hash` it is given). Facts: ../shared/notes/session-protocol.md §3–§6.
  */
-export interface SessionStorageOptions {
-  /** Seed node base URLs (`https://host:port`), all asked for the first pool. */
-  readonly seedNodes: readonly string[];
-  /** The seeds' certificate(s), PEM; the real seeds' pinned certificates when not given. */
-  readonly seedCa?: string | Buffer | readonly string[];
-  /** Take node addresses that are not public (loopback, private…) from the network's answers: for tests on loopback only. */
-  readonly allowPrivateAddresses?: boolean;
-  /** Nodes a pool refresh must agree on (the nodes all three sources list), else the seeds are asked. Default 24, as Session Desktop. */
-  readonly minAgreement?: number;
-  readonly requestTimeoutMs?: number;
-  readonly maxResponseBytes?: number;
-  readonly maxPoolSize?: number;
-  /** Below this many nodes the pool is fetched from the seeds again. */
-  readonly minPoolSize?: number;
-  readonly poolRefreshMs?: number;
-  readonly swarmCacheMs?: number;
-  /** Nodes tried for one call before it fails. */
-  readonly maxAttempts?: number;
-  /** Hashes remembered as handed on. */
-  readonly maxSeenHashes?: number;
-  readonly now?: () => number;
-  /**
-   * How calls reach the storage servers: `onion` (the default: three-hop onion paths built from
-   * this client's pool, as Session's apps send every request), `direct` (plain HTTPS: every node
-   * called sees this machine's address), or a transport of the caller's, made from a pool reader.
-   */
-  readonly transport?: 'onion' | 'direct' | ((pool: () => readonly Snode[]) => SnodeTransport);
-}
-
-export const DEFAULT_SEED_NODES: readonly string[] = ['https://seed1.getsession.org:4443', 'https://seed2.getsession.org:4443', 'https://seed3.getsession.org:4443'];
-
-/** The storage server's TTL bounds for a public inbox namespace such as 0 (request_handler.h). */
-export const TTL_MIN_MS = 10_000;
-export const TTL_MAX_MS = 14 * 24 * 3_600_000;
-/** A `store`'s data, raw (client_rpc_endpoints.h `MAX_MESSAGE_BODY`). */
-export const MAX_MESSAGE_BYTES = 76_800;
 const MAX_SWARM_SIZE = 64;
 const NODE_FAILURES_BEFORE_DROP = 3;
-/** Pool nodes asked at once for a refresh: their answers must agree (Session Desktop asks three). */
-const AGREEMENT_SOURCES = 3;
 /** `last_hash` entries kept (one per identity, namespace and node polled); the oldest go first. */
 const MAX_LAST_HASHES = 20_000;
-
-/**
- * The network could not finish the call: try later. `lastStatus` is the last HTTP status a node
- * answered with (a node refusing for load, 5xx or 429), undefined when no node answered at all.
- */
-export class SessionNetworkError extends Error {
-  override readonly name = 'SessionNetworkError';
-  constructor(
-    message: string,
-    readonly lastStatus?: number,
-  ) {
-    super(message);
-  }
-}
-
-/** A storage server refused the request itself (not the node's health): retrying will not help. */
-export class SessionRefusedError extends Error {
-  override readonly name = 'SessionRefusedError';
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-export interface RetrievedMessage {
-  readonly hash: string;
-  readonly timestamp: number;
-  readonly expiration: number;
-  readonly data: Buffer;
-}
-
-export interface PollResult {
-  readonly node: string;
-  /** Messages handed to the handler (new ones only). */
-  readonly handled: number;
-  /** Messages the node returned that had been handed on before. */
-  readonly duplicates: number;
-  /** Entries of the answer that were not well-formed messages, or whose hash is not the hash of their data. */
-  readonly malformed: number;
-  /** The node has more after these. */
-  readonly more: boolean;
-}
-
-export interface StorageHealth {
-  /** Why calls cannot travel now (no onion path can be built), when the transport knows. */
-  readonly transportProblem?: string;
-  readonly poolSize: number;
-  readonly clockOffsetMs: number;
-  readonly lastSuccessAt?: number;
-  readonly lastError?: string;
-}
 
 const retrievedMessage = z.object({
   hash: z.string().regex(/^[A-Za-z0-9+/]{43}$/),
@@ -128,17 +51,11 @@ export class SessionStorageClient {
   private readonly http: SnodeHttp;
   private readonly transport: SnodeTransport;
   private readonly now: () => number;
-  private readonly maxPoolSize: number;
-  private readonly minPoolSize: number;
-  private readonly poolRefreshMs: number;
+  private readonly pool: NodePool;
   private readonly swarmCacheMs: number;
   private readonly maxAttempts: number;
   private readonly maxSeenHashes: number;
   private readonly addresses: AddressPolicy;
-  private readonly minAgreement: number;
-  private pool: Snode[] = [];
-  private poolFetchedAt = 0;
-  private poolRefresh: Promise<void> | undefined;
   private readonly swarms = new Map<string, { nodes: Snode[]; fetchedAt: number }>();
   private readonly failures = new Map<string, number>();
   private readonly lastHashes = new Map<string, string>();
@@ -156,16 +73,25 @@ export class SessionStorageClient {
       seedCa: typeof options.seedCa === 'string' || Buffer.isBuffer(options.seedCa) ? options.seedCa : [...(options.seedCa ?? SESSION_SEED_CERTIFICATES)].join('\n'),
     });
     this.addresses = { allowPrivate: options.allowPrivateAddresses === true };
-    this.minAgreement = Math.max(1, options.minAgreement ?? 24);
     this.now = options.now ?? Date.now;
-    const pool = () => this.pool;
+    this.pool = new NodePool({
+      seedNodes: options.seedNodes,
+      http: this.http,
+      ask: (node, method, params) => this.call(node, method, params),
+      addresses: this.addresses,
+      maxSize: options.maxPoolSize ?? 4_096,
+      minSize: options.minPoolSize ?? 12,
+      refreshMs: options.poolRefreshMs ?? 2 * 3_600_000,
+      minAgreement: options.minAgreement ?? 24,
+      now: this.now,
+      onSuccess: () => (this.lastSuccessAt = this.now()),
+      onProblem: (reason) => (this.lastError = reason),
+    });
+    const pool = () => this.pool.nodes();
     const transport = options.transport ?? 'onion';
     if (transport === 'direct') this.transport = this.http;
     else if (transport === 'onion') this.transport = new OnionTransport({ pool, timeoutMs: options.requestTimeoutMs ?? 10_000, ...(options.maxResponseBytes !== undefined ? { maxResponseBytes: options.maxResponseBytes } : {}) });
     else this.transport = transport(pool);
-    this.maxPoolSize = options.maxPoolSize ?? 4_096;
-    this.minPoolSize = Math.min(options.minPoolSize ?? 12, this.maxPoolSize);
-    this.poolRefreshMs = options.poolRefreshMs ?? 2 * 3_600_000;
     this.swarmCacheMs = options.swarmCacheMs ?? 3_600_000;
     this.maxAttempts = options.maxAttempts ?? 5;
     this.maxSeenHashes = options.maxSeenHashes ?? 100_000;
@@ -181,10 +107,10 @@ export class SessionStorageClient {
   }
 
   health(): StorageHealth {
-    const transport = this.pool.length > 0 ? this.transport.health?.() : undefined;
+    const transport = this.pool.size() > 0 ? this.transport.health?.() : undefined;
     return {
       ...(transport && !transport.ready ? { transportProblem: transport.reason ?? 'the transport cannot carry a call' } : {}),
-      poolSize: this.pool.length,
+      poolSize: this.pool.size(),
       clockOffsetMs: this.offsetMs,
       ...(this.lastSuccessAt !== undefined ? { lastSuccessAt: this.lastSuccessAt } : {}),
       ...(this.lastError !== undefined ? { lastError: this.lastError } : {}),
@@ -203,13 +129,13 @@ export class SessionStorageClient {
     await this.ensurePool();
     const tried = new Set<string>();
     for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
-      const node = pickRandom(this.pool.filter((n) => !tried.has(n.ed25519)));
+      const node = pickRandom(this.pool.nodes().filter((n) => !tried.has(n.ed25519)));
       if (!node) break;
       tried.add(node.ed25519);
       const answer = await this.call(node, 'get_swarm', { pubkey: sessionId });
       if (!answer) continue;
       if (answer.status === 200) {
-        const nodes = this.inPool(swarmFrom(answer.body, MAX_SWARM_SIZE, this.addresses));
+        const nodes = this.pool.known(swarmFrom(answer.body, MAX_SWARM_SIZE, this.addresses));
         if (nodes) {
           this.swarms.set(sessionId, { nodes, fetchedAt: this.now() });
           return nodes;
@@ -312,7 +238,7 @@ export class SessionStorageClient {
   /** Asks a node for its time (`info`) and sets the clock offset from it. */
   async syncClock(node?: Snode): Promise<void> {
     await this.ensurePool();
-    const target = node ?? pickRandom(this.pool);
+    const target = node ?? pickRandom(this.pool.nodes());
     if (!target) throw this.networkError('no service node to ask the time');
     const answer = await this.call(target, 'info', {});
     if (!answer || answer.status !== 200) throw this.networkError('the clock could not be read from the network');
@@ -367,7 +293,7 @@ export class SessionStorageClient {
       case 200:
         return { ok: true, value: accept(answer, node) };
       case 421: {
-        const moved = this.inPool(swarmFrom(answer.body, MAX_SWARM_SIZE, this.addresses));
+        const moved = this.pool.known(swarmFrom(answer.body, MAX_SWARM_SIZE, this.addresses));
         if (moved) this.swarms.set(sessionId, { nodes: moved, fetchedAt: this.now() });
         else this.swarms.delete(sessionId);
         return { ok: false, retry: 'other-node' };
@@ -414,21 +340,6 @@ export class SessionStorageClient {
     this.offsetMs = Math.round((sentAt + this.now()) / 2 - t);
   }
 
-  /**
-   * The members of a swarm answer that the pool knows, as the pool knows them (address and keys):
-   * a node cannot send Relay to an address, or a key, the agreed pool does not hold (as Session
-   * Desktop keeps only swarm members found in its pool: `snodePool.ts` getSwarmFor).
-   */
-  private inPool(nodes: Snode[] | undefined): Snode[] | undefined {
-    if (!nodes) return undefined;
-    const byKey = new Map(this.pool.map((n) => [n.ed25519, n]));
-    const known = nodes.flatMap((n) => {
-      const pooled = byKey.get(n.ed25519);
-      return pooled ? [pooled] : [];
-    });
-    return known.length > 0 ? known : undefined;
-  }
-
   private nodeFailed(node: Snode, reason: string): void {
     this.lastError = reason;
     const count = (this.failures.get(node.ed25519) ?? 0) + 1;
@@ -437,7 +348,7 @@ export class SessionStorageClient {
       return;
     }
     this.failures.delete(node.ed25519);
-    this.pool = this.pool.filter((n) => n.ed25519 !== node.ed25519);
+    this.pool.drop(node.ed25519);
     for (const [id, swarm] of this.swarms) {
       const nodes = swarm.nodes.filter((n) => n.ed25519 !== node.ed25519);
       if (nodes.length === 0) this.swarms.delete(id);
@@ -445,66 +356,14 @@ export class SessionStorageClient {
     }
   }
 
+  /** The pool, fetched or refreshed first when it is too small or stale; a failure is a network error. */
   private async ensurePool(): Promise<void> {
-    const stale = this.now() - this.poolFetchedAt > this.poolRefreshMs;
-    if (this.pool.length >= this.minPoolSize && !stale) return;
-    this.poolRefresh ??= this.refreshPool().finally(() => {
-      this.poolRefresh = undefined;
-    });
-    await this.poolRefresh;
-  }
-
-  /**
-   * From pool nodes when the pool is big enough: three of them are asked (oxend's
-   * `get_service_nodes`) and only the nodes all three list alike are kept, at least `minAgreement`
-   * of them (session-desktop `snodePool.ts` tryToGetConsensusWithSnodesWithRetries); else from the
-   * seed nodes, whose certificates are pinned: every seed is asked, and the nodes the seeds that
-   * answered agree on are kept. One node's answer alone never makes the pool.
-   */
-  private async refreshPool(): Promise<void> {
-    if (this.pool.length >= Math.max(this.minPoolSize, AGREEMENT_SOURCES)) {
-      const sources = shuffled(this.pool).slice(0, AGREEMENT_SOURCES);
-      const lists = await Promise.all(sources.map((node) => this.serviceNodesOf(node)));
-      const agreed = lists.every((list) => list !== undefined) ? agreedNodes(lists as Snode[][]) : [];
-      if (agreed.length >= Math.max(this.minPoolSize, this.minAgreement)) {
-        this.pool = agreed.slice(0, this.maxPoolSize);
-        this.poolFetchedAt = this.now();
-        return;
-      }
-      this.lastError = `the service-node lists of ${AGREEMENT_SOURCES} nodes agreed on ${agreed.length} node(s), fewer than ${this.minAgreement}`;
+    try {
+      await this.pool.ensure();
+    } catch (error) {
+      if (error instanceof NoPoolError) throw this.networkError(error.message);
+      throw error;
     }
-    const answered: Snode[][] = [];
-    await Promise.all(
-      this.options.seedNodes.map(async (seed) => {
-        try {
-          const answer = await this.http.seedRpc(seed, 'get_n_service_nodes', { active_only: true, fields: SERVICE_NODE_FIELDS });
-          const states = answer.status === 200 ? (answer.body as { result?: { service_node_states?: unknown } } | undefined)?.result?.service_node_states : undefined;
-          const { nodes, refused } = serviceNodesFrom(states, this.maxPoolSize * 2, this.addresses);
-          if (nodes.length > 0) answered.push(nodes);
-          else this.lastError = `seed ${new URL(seed).host} gave no usable service nodes${refused > 0 ? ` (${refused} with an address that is not public)` : ''}`;
-        } catch (error) {
-          if (!(error instanceof SnodeUnreachableError)) throw error;
-          this.lastError = error.message;
-        }
-      }),
-    );
-    const agreed = agreedNodes(answered);
-    if (agreed.length > 0) {
-      this.pool = shuffled(agreed).slice(0, this.maxPoolSize);
-      this.poolFetchedAt = this.now();
-      this.lastSuccessAt = this.now();
-      return;
-    }
-    if (answered.length > 1) this.lastError = `the ${answered.length} seed nodes that answered agree on no service node`;
-    if (this.pool.length === 0) throw this.networkError(answered.length > 1 ? this.lastError! : `no seed node gave a service-node list (${this.lastError ?? 'no answer'})`);
-  }
-
-  /** One pool node's list of the service nodes (oxend's `get_service_nodes`), or undefined. */
-  private async serviceNodesOf(node: Snode): Promise<Snode[] | undefined> {
-    const answer = await this.call(node, 'oxend_request', { endpoint: 'get_service_nodes', params: { active_only: true, fields: SERVICE_NODE_FIELDS } });
-    const states = answer?.status === 200 ? (answer.body as { result?: { service_node_states?: unknown } } | undefined)?.result?.service_node_states : undefined;
-    const { nodes } = serviceNodesFrom(states, this.maxPoolSize * 2, this.addresses);
-    return nodes.length > 0 ? nodes : undefined;
   }
 
   private remember(hash: string, expiration: number): void {
@@ -521,8 +380,6 @@ export class SessionStorageClient {
     return new SessionNetworkError(message, lastStatus);
   }
 }
-
-const SERVICE_NODE_FIELDS = { public_ip: true, storage_port: true, pubkey_x25519: true, pubkey_ed25519: true, storage_server_version: true };
 
 function lastHashKey(sessionId: string, namespace: number, node: string): string {
   return `${sessionId}\u0000${namespace}\u0000${node}`;
