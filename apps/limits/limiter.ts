@@ -1,0 +1,16 @@
+import type { LimitDecision } from '../api/rate-limiter.ts';
+
+export type { LimitDecision };
+
+/**
+ * A rate limit's windows as a route sees them: `consume` takes `cost` units of the key's window
+ * budget `limit` if all of them fit (a batch over the rest is refused whole), `refund` gives units
+ * back after a request failed before it did anything. `RateLimiter` (apps/api/rate-limiter.ts)
+ * holds the windows in its process, answering at once; `SlicedLimiter` (./sliced-limiter.ts)
+ * shares them with every instance on the same store, answering at once while its slice lasts.
+ */
+export interface Limiter {
+  consume(key: string, cost: number, limit: number): LimitDecision | Promise<LimitDecision>;
+  refund(key: string, cost: number): void;
+  close(): void;
+}
