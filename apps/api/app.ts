@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { RelayContext } from '../boot/context.ts';
-import type { RateLimiter } from './rate-limiter.ts';
+import type { Limiter } from '../limits/limiter.ts';
 import { eventsRoute } from './routes/events.ts';
 import { healthRoute } from './routes/health.ts';
 import { pollRoute } from './routes/poll.ts';
@@ -9,7 +9,7 @@ import { verifyRoute } from './routes/verify.ts';
 
 /** The public messaging API, registered under `/api/v1`. */
 export const publicApi =
-  (ctx: RelayContext, limiter: RateLimiter): FastifyPluginAsync =>
+  (ctx: RelayContext, limiter: Limiter): FastifyPluginAsync =>
   async (app) => {
     await app.register(healthRoute(ctx));
     await app.register(verifyRoute(ctx, limiter));

@@ -1,4 +1,5 @@
 import { prefixedNames } from '../../domain/shared/prefixed-names.ts';
+import type { Limiter } from '../limits/limiter.ts';
 
 /**
  * Per-credential rate limiting, per the interface's Limits section: separate buckets per
@@ -26,7 +27,7 @@ interface Bucket {
   used: number;
 }
 
-export class RateLimiter {
+export class RateLimiter implements Limiter {
   private readonly buckets = new Map<string, Bucket>();
   private readonly evictTimer: NodeJS.Timeout;
 

@@ -11,6 +11,7 @@ import type { Config } from './config.ts';
 import type { Readiness } from './readiness.ts';
 import type { RelayMetrics } from './metrics.ts';
 import type { ProjectionRunner } from '../read-models/runner.ts';
+import type { Limits } from '../limits/open-limits.ts';
 
 /** What the roles of a Relay process share: stores, read models, settings and metrics. */
 export interface RelayContext {
@@ -31,4 +32,6 @@ export interface RelayContext {
   readonly deliveryPolicy: DeliveryPolicy;
   readonly metrics: RelayMetrics;
   readonly readiness: Readiness;
+  /** Where the rate limits keep their windows: this process, or every instance on the same PostgreSQL. */
+  readonly limits: Limits;
 }

@@ -31,6 +31,7 @@ import { Readiness } from './readiness.ts';
 import { openBroker, openEventStore, type SqlitePolling } from './stores.ts';
 import { startProjectionRunner } from '../read-models/runner.ts';
 import { VERSION } from './version.ts';
+import { openLimits } from '../limits/open-limits.ts';
 
 export const ROLES = ['all', 'api', 'account', 'delivery', 'gateway'] as const;
 
@@ -89,10 +90,12 @@ export const openContext = async (
     deliveryPolicy,
     metrics: createMetrics({ store, broker, deliveryPolicy, apps: models.apps, processWide: options.processMetrics ?? true }),
     readiness: new Readiness(),
+    limits: await openLimits(config, log),
   };
 };
 
 export const closeContext = async (ctx: RelayContext) => {
+  await ctx.limits.close();
   await ctx.sealing.close();
   await ctx.projections.stop();
   await ctx.broker.close();

@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import http from 'node:http';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { publicApi } from '../api/app.ts';
-import type { RateLimiter } from '../api/rate-limiter.ts';
+import type { Limiter } from '../limits/limiter.ts';
 import { metricsRoute } from './metrics-route.ts';
 import { ACCOUNT_PREFIX, AUTH_PREFIX } from '../account/app.ts';
 import { AUTH_ROUTES, routeMatcher } from '../dashboard/allowlist.ts';
@@ -31,7 +31,7 @@ import { coalescedWrites } from './coalesced-writes.ts';
 export const buildServer = async (
   ctx: RelayContext,
   options: {
-    limiter: RateLimiter;
+    limiter: Limiter;
     forwardToAccount: Forwarder;
     accountDocs?: () => unknown;
     otherMetrics?: (() => Promise<MetricsSnapshot[]>) | undefined;

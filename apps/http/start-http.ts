@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { buildAccountApp } from '../account/app.ts';
-import { RateLimiter } from '../api/rate-limiter.ts';
+import type { Limiter } from '../limits/limiter.ts';
 import { metricsRoute } from './metrics-route.ts';
 import { httpForwarder, inProcessForwarder } from '../dashboard/forwarder.ts';
 import { buildServer } from './server.ts';
@@ -28,7 +28,7 @@ export const startHttp = async (
   statisticsSource?: StatisticsSource,
 ): Promise<HttpParts> => {
   const { config } = ctx;
-  let limiter: RateLimiter | undefined;
+  let limiter: Limiter | undefined;
   let account: FastifyInstance | undefined;
   /** The statistics pages' own read model, when no source is given (a process of role `api`). */
   let statistics: StatisticsModel | undefined;
@@ -45,7 +45,7 @@ export const startHttp = async (
     account = await buildAccountApp(ctx);
     if (kind === 'account') server = account;
     else {
-      limiter = new RateLimiter(config.RATE_LIMIT_WINDOW_MS, config.RATE_LIMIT_EVICT_INTERVAL_MS);
+      limiter = ctx.limits.limiter(config.RATE_LIMIT_WINDOW_MS, config.RATE_LIMIT_EVICT_INTERVAL_MS);
       const forwardToAccount = config.DASHBOARD_BACKEND_URL ? httpForwarder(config.DASHBOARD_BACKEND_URL) : inProcessForwarder(account);
       if (!statisticsSource) statistics = await startStatisticsModel(ctx.store, ctx.log.child({ component: 'statistics' }), statisticsSnapshotFile(config));
       server = await buildServer(ctx, { limiter, forwardToAccount, accountDocs: () => account!.swagger(), otherMetrics, statistics: statisticsSource ?? statistics!.source });

@@ -9,7 +9,8 @@ import { storeEventHistory } from '../event-stream/store-event-history.ts';
 import { EventHub } from '../event-stream/event-hub.ts';
 import { ScopedStream } from '../event-stream/scoped-stream.ts';
 import { openSse, type SseResponse } from '../event-stream/sse-response.ts';
-import { buckets, type RateLimiter } from '../rate-limiter.ts';
+import { buckets } from '../rate-limiter.ts';
+import { type Limiter } from '../../limits/limiter.ts';
 import { errorBody, eventsHeaders, eventsQuery, eventsResponse } from '../schemas.ts';
 
 export const EVENTS_ERRORS = {
@@ -55,7 +56,7 @@ const frame = (event: RecordedEvent, data: unknown) =>
  * stream ends at once when its key is deleted or one of its apps is.
  */
 export const eventsRoute =
-  (ctx: RelayContext, limiter: RateLimiter): FastifyPluginAsync =>
+  (ctx: RelayContext, limiter: Limiter): FastifyPluginAsync =>
   async (app) => {
     // Relay's server has no Fastify logger (request-log.ts): lines about a request name its reqId.
     const log = ctx.log.child({ component: 'http' });
@@ -98,7 +99,8 @@ export const eventsRoute =
         if (followRaw !== 'true' && followRaw !== 'false') return reply.code(400).send({ error: EVENTS_ERRORS.badFollow });
         if (caller.appIds.length === 0) return reply.code(401).send({ error: AUTH_ERRORS.noApps });
         const credentialId = caller.credential.credentialId;
-        const decision = limiter.consume(buckets.poll(credentialId), 1, ctx.config.RATE_LIMIT_POLL_PER_MIN);
+        const decided = limiter.consume(buckets.poll(credentialId), 1, ctx.config.RATE_LIMIT_POLL_PER_MIN);
+        const decision = decided instanceof Promise ? await decided : decided;
         if (!decision.allowed) return sendRateLimited(ctx, 'poll', reply, decision.resetAt);
         if ((perKey.get(credentialId) ?? 0) >= ctx.config.EVENTS_MAX_STREAMS_PER_KEY) return tooMany(reply, EVENTS_ERRORS.tooManyForKey);
         const userId = caller.credential.userId;

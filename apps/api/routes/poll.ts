@@ -4,7 +4,8 @@ import type { RelayContext } from '../../boot/context.ts';
 import { AUTH_ERRORS, requireCaller, sendRateLimited } from '../auth-guard.ts';
 import { popRoundRobin } from '../poll-messages.ts';
 import { topics } from '../../pipeline/topology.ts';
-import { buckets, type RateLimiter } from '../rate-limiter.ts';
+import { buckets } from '../rate-limiter.ts';
+import { type Limiter, withDecision } from '../../limits/limiter.ts';
 import { errorBody, pollQuery, pollResponse, type PolledMessage } from '../schemas.ts';
 
 export const POLL_ERRORS = {
@@ -26,7 +27,7 @@ export const parseLimit = (raw: unknown): number | { error: string } => {
 };
 
 export const pollRoute =
-  (ctx: RelayContext, limiter: RateLimiter): FastifyPluginAsyncZod =>
+  (ctx: RelayContext, limiter: Limiter): FastifyPluginAsyncZod =>
   async (app) => {
     // Relay's server has no Fastify logger (request-log.ts): lines about a request name its reqId.
     const log = ctx.log.child({ component: 'http' });
@@ -64,7 +65,7 @@ export const pollRoute =
         const limit = parseLimit((request.query as Record<string, unknown>).limit);
         if (typeof limit !== 'number') return void reply.code(400).send(limit);
         if (caller.appIds.length === 0) return void reply.code(401).send({ error: AUTH_ERRORS.noApps });
-        const decision = limiter.consume(buckets.poll(caller.credential.credentialId), 1, ctx.config.RATE_LIMIT_POLL_PER_MIN);
+        return withDecision(limiter.consume(buckets.poll(caller.credential.credentialId), 1, ctx.config.RATE_LIMIT_POLL_PER_MIN), (decision) => {
         if (!decision.allowed) return void sendRateLimited(ctx, 'poll', reply, decision.resetAt);
         // An app delivered by webhook has its messages POSTed to it: a poll does not compete for them.
         const polled = caller.appIds.filter((appId) => ctx.models.apps.app(appId)?.settings.deliveryType !== 'webhook');
@@ -78,6 +79,7 @@ export const pollRoute =
         };
         if (polled.every((appId) => ctx.broker.knownEmpty?.(topics.inbound(appId)) === true)) return answer([]);
         return popAndAnswer(request, reply, polled, limit, answer);
+        });
       },
     );
   };

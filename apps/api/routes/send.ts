@@ -3,7 +3,8 @@ import { MAX_BATCH } from '../../../domain/send-batch/validate.ts';
 import type { RelayContext } from '../../boot/context.ts';
 import type { FastifyRequest } from 'fastify';
 import { AUTH_ERRORS, requireCaller, sendRateLimited, type Caller } from '../auth-guard.ts';
-import { buckets, type RateLimiter } from '../rate-limiter.ts';
+import { buckets } from '../rate-limiter.ts';
+import { type Limiter } from '../../limits/limiter.ts';
 import { errorBody, sendBody, sendResponse } from '../schemas.ts';
 import { enqueueMessages, validateBatch } from '../send-messages.ts';
 
@@ -25,7 +26,7 @@ const shapeError = (instancePath: string | undefined): string => {
 };
 
 export const sendRoute =
-  (ctx: RelayContext, limiter: RateLimiter): FastifyPluginAsyncZod =>
+  (ctx: RelayContext, limiter: Limiter): FastifyPluginAsyncZod =>
   async (app) => {
     // Relay's server has no Fastify logger (request-log.ts): lines about a request name its reqId.
     const log = ctx.log.child({ component: 'http' });
@@ -71,7 +72,8 @@ export const sendRoute =
         if (accepted.length === 0) {
           return reply.code(400).send({ error: SEND_BATCH_ERRORS.noneAccepted, ...body([], failed) });
         }
-        const decision = limiter.consume(bucket, items.length, limit);
+        const decided = limiter.consume(bucket, items.length, limit);
+        const decision = decided instanceof Promise ? await decided : decided;
         if (!decision.allowed) return sendRateLimited(ctx, 'send', reply, decision.resetAt);
         try {
           await enqueueMessages(ctx, caller.credential, accepted);

@@ -1,11 +1,12 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { RelayContext } from '../../boot/context.ts';
 import { AUTH_ERRORS, requireCaller, sendRateLimited } from '../auth-guard.ts';
-import { buckets, type RateLimiter } from '../rate-limiter.ts';
+import { buckets } from '../rate-limiter.ts';
+import { type Limiter, withDecision } from '../../limits/limiter.ts';
 import { errorBody, verifyResponse } from '../schemas.ts';
 
 export const verifyRoute =
-  (ctx: RelayContext, limiter: RateLimiter): FastifyPluginAsyncZod =>
+  (ctx: RelayContext, limiter: Limiter): FastifyPluginAsyncZod =>
   async (app) => {
     app.get(
       '/auth/verify',
@@ -15,9 +16,10 @@ export const verifyRoute =
         const caller = requireCaller(ctx, request, reply, 401);
         if (!caller) return;
         if (caller.appIds.length === 0) return void reply.code(401).send({ error: AUTH_ERRORS.noApps });
-        const decision = limiter.consume(buckets.verify(caller.credential.credentialId), 1, ctx.config.RATE_LIMIT_VERIFY_PER_MIN);
-        if (!decision.allowed) return void sendRateLimited(ctx, 'verify', reply, decision.resetAt);
-        reply.code(200).send({ valid: true as const, appIds: caller.appIds });
+        return withDecision(limiter.consume(buckets.verify(caller.credential.credentialId), 1, ctx.config.RATE_LIMIT_VERIFY_PER_MIN), (decision) => {
+          if (!decision.allowed) return void sendRateLimited(ctx, 'verify', reply, decision.resetAt);
+          reply.code(200).send({ valid: true as const, appIds: caller.appIds });
+        });
       },
     );
   };

@@ -1,0 +1,46 @@
+import type { Logger } from 'pino';
+import type { LimitStore } from '../../infra/limits/port.ts';
+import { RateLimiter } from '../api/rate-limiter.ts';
+import type { Config } from '../boot/config.ts';
+import type { Limiter } from './limiter.ts';
+import { SlicedLimiter } from './sliced-limiter.ts';
+
+/**
+ * Where a process's rate limits keep their windows. On the embedded default (one process holds
+ * the store) in the process itself, as before: a RateLimiter per limit, no I/O on any request.
+ * With PostgreSQL (EVENT_STORE=postgres, or eventstoredb whose keys live there) every instance of
+ * a deployment shares them: a SlicedLimiter per limit on the PostgreSQL limit store, in the
+ * deployment's schema. docs/limits.md says what each bound is.
+ */
+export interface Limits {
+  /** Whether the windows are shared with the other instances on the same store. */
+  readonly shared: boolean;
+  /** A limit whose windows last `windowMs`. */
+  limiter(windowMs: number, evictEveryMs?: number): Limiter;
+  close(): Promise<void>;
+}
+
+export const openLimits = async (config: Config, log: Logger): Promise<Limits> => {
+  if (config.EVENT_STORE === 'sqlite' || config.DATABASE_URL === undefined) {
+    return { shared: false, limiter: (windowMs, evictEveryMs = windowMs) => new RateLimiter(windowMs, evictEveryMs), close: async () => undefined };
+  }
+  const { PostgresLimitStore } = await import('../../infra/limits/postgres/postgres-limit-store.ts');
+  const store: LimitStore = new PostgresLimitStore({ connectionString: config.DATABASE_URL, schema: config.DATABASE_SCHEMA });
+  const made: Limiter[] = [];
+  return {
+    shared: true,
+    limiter(windowMs, evictEveryMs = windowMs) {
+      const limiter = new SlicedLimiter(store, {
+        windowMs,
+        evictEveryMs,
+        onStoreFailure: (error) => log.warn({ component: 'limits', reason: error.message }, 'the shared rate-limit store cannot be reached: each instance holds the limits alone until it answers'),
+      });
+      made.push(limiter);
+      return limiter;
+    },
+    async close() {
+      for (const limiter of made.splice(0)) limiter.close();
+      await store.close();
+    },
+  };
+};
