@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { LimitStore } from '../../infra/limits/port.ts';
+import { MemorySeatStore, type SeatStore } from '../../infra/limits/seats.ts';
 import { RateLimiter } from '../api/rate-limiter.ts';
 import type { Config } from '../boot/config.ts';
 import type { Limiter } from './limiter.ts';
@@ -17,18 +18,26 @@ export interface Limits {
   readonly shared: boolean;
   /** A limit whose windows last `windowMs`. */
   limiter(windowMs: number, evictEveryMs?: number): Limiter;
+  /** Caps on what is held open at once (event streams per key and per user). */
+  readonly seats: SeatStore;
   close(): Promise<void>;
 }
 
 export const openLimits = async (config: Config, log: Logger): Promise<Limits> => {
   if (config.EVENT_STORE === 'sqlite' || config.DATABASE_URL === undefined) {
-    return { shared: false, limiter: (windowMs, evictEveryMs = windowMs) => new RateLimiter(windowMs, evictEveryMs), close: async () => undefined };
+    const seats = new MemorySeatStore();
+    return { shared: false, limiter: (windowMs, evictEveryMs = windowMs) => new RateLimiter(windowMs, evictEveryMs), seats, close: () => seats.close() };
   }
-  const { PostgresLimitStore } = await import('../../infra/limits/postgres/postgres-limit-store.ts');
+  const [{ PostgresLimitStore }, { PostgresSeatStore }] = await Promise.all([
+    import('../../infra/limits/postgres/postgres-limit-store.ts'),
+    import('../../infra/limits/postgres/postgres-seat-store.ts'),
+  ]);
   const store: LimitStore = new PostgresLimitStore({ connectionString: config.DATABASE_URL, schema: config.DATABASE_SCHEMA });
+  const seats = new PostgresSeatStore({ connectionString: config.DATABASE_URL, schema: config.DATABASE_SCHEMA });
   const made: Limiter[] = [];
   return {
     shared: true,
+    seats,
     limiter(windowMs, evictEveryMs = windowMs) {
       const limiter = new SlicedLimiter(store, {
         windowMs,
@@ -40,7 +49,7 @@ export const openLimits = async (config: Config, log: Logger): Promise<Limits> =
     },
     async close() {
       for (const limiter of made.splice(0)) limiter.close();
-      await store.close();
+      await Promise.all([store.close(), seats.close()]);
     },
   };
 };

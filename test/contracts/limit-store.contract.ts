@@ -64,7 +64,7 @@ export const limitStoreContract = (name: string, open: () => Promise<LimitStoreF
       try {
         const leases = await Promise.all(Array.from({ length: 60 }, (_, i) => stores[i % stores.length]!.lease(key, 7, 200, WINDOW, T + i)));
         expect(leases.reduce((sum, l) => sum + l.granted, 0)).toBe(200);
-        expect(new Set(leases.map((l) => l.windowStart))).toEqual(new Set([T]));
+        expect(new Set(leases.map((l) => l.windowStart)).size).toBe(1); // one window, opened by whichever lease came first
       } finally {
         for (const s of stores.slice(1)) await s.close();
       }

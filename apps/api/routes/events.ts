@@ -12,6 +12,7 @@ import { openSse, type SseResponse } from '../event-stream/sse-response.ts';
 import { buckets } from '../rate-limiter.ts';
 import { type Limiter } from '../../limits/limiter.ts';
 import { errorBody, eventsHeaders, eventsQuery, eventsResponse } from '../schemas.ts';
+import { LimitStoreUnavailableError } from '../../../infra/limits/port.ts';
 
 export const EVENTS_ERRORS = {
   badAfter: 'Invalid after. Must be a non-negative integer event position',
@@ -71,6 +72,37 @@ export const eventsRoute =
       ctx.metrics.rateLimitRejections.inc({ kind: 'events' });
       return reply.code(429).header('X-RateLimit-Remaining', '0').header('X-RateLimit-Reset', String(Date.now() + 1000)).header('Retry-After', '1').send({ error });
     };
+    /**
+     * A seat among the key's and among the user's streams, or the refusal's words. While the
+     * shared store cannot be reached the process's own counts (checked before) are the caps.
+     */
+    let seatsFailing = false;
+    const takeSeats = async (credentialId: string, userId: string): Promise<{ release(): void } | string> => {
+      const store = ctx.limits.seats;
+      const taken: [string, string][] = [];
+      const release = () => {
+        for (const [group, seat] of taken) void store.release(group, seat).catch(() => undefined);
+      };
+      try {
+        const byKey = `events:key:${credentialId}`;
+        const keySeat = await store.take(byKey, ctx.config.EVENTS_MAX_STREAMS_PER_KEY);
+        if (keySeat === undefined) return EVENTS_ERRORS.tooManyForKey;
+        taken.push([byKey, keySeat]);
+        const byUser = `events:user:${userId}`;
+        const userSeat = await store.take(byUser, ctx.config.EVENTS_MAX_STREAMS_PER_USER);
+        if (userSeat === undefined) {
+          release();
+          return EVENTS_ERRORS.tooManyForUser;
+        }
+        taken.push([byUser, userSeat]);
+        seatsFailing = false;
+      } catch (error) {
+        if (!(error instanceof LimitStoreUnavailableError)) throw error;
+        if (!seatsFailing) log.warn({ reason: error.message }, 'event stream caps: the shared store cannot be reached; this instance counts alone');
+        seatsFailing = true;
+      }
+      return { release };
+    };
     // Open streams end when the server closes (a long-lived response would hold shutdown up).
     app.addHook('preClose', async () => {
       for (const response of responses) response.end('the server is shutting down');
@@ -125,6 +157,9 @@ export const eventsRoute =
           return reply.code(503).send({ error: EVENTS_ERRORS.storeFailed });
         }
 
+        // The caps per key and per user hold across every instance on the same store (docs/limits.md).
+        const seats = await takeSeats(credentialId, userId);
+        if (typeof seats === 'string') return tooMany(reply, seats);
         const sse = openSse(reply, { maxQueuedBytes: MAX_QUEUED_BYTES, heartbeatMs: HEARTBEAT_MS });
         responses.add(sse);
         count(perKey, credentialId, +1);
@@ -133,6 +168,7 @@ export const eventsRoute =
           responses.delete(sse);
           count(perKey, credentialId, -1);
           count(perUser, userId, -1);
+          seats.release();
         });
         const stream = new ScopedStream(credentialId, appIds, tags, sse, frameOf, stillAllowed, MAX_BUFFERED_BYTES, after);
         const tagList = [...tags];

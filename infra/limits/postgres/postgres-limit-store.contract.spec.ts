@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { limitStoreContract } from '../../../test/contracts/limit-store.contract.ts';
 import { LimitStoreUnavailableError } from '../port.ts';
 import { PostgresLimitStore } from './postgres-limit-store.ts';
+import { seatStoreContract } from '../../../test/contracts/seat-store.contract.ts';
+import { PostgresSeatStore } from './postgres-seat-store.ts';
 
 const connectionString = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -55,6 +57,36 @@ if (reason !== undefined) {
         await dropSchema(schema);
       },
     };
+  });
+
+  seatStoreContract('postgres', async () => {
+    const schema = `relay_test_${randomBytes(6).toString('hex')}`;
+    const store = new PostgresSeatStore({ connectionString, schema });
+    return {
+      store,
+      second: async () => new PostgresSeatStore({ connectionString, schema }),
+      teardown: async () => {
+        await store.close();
+        await dropSchema(schema);
+      },
+    };
+  });
+
+  it('a seat of an instance that stopped renewing it (died) stops counting after its time to live', async () => {
+    const schema = `relay_test_${randomBytes(6).toString('hex')}`;
+    let clock = 1_800_000_000_000;
+    const dead = new PostgresSeatStore({ connectionString, schema, ttlMs: 600_000, now: () => clock });
+    const alive = new PostgresSeatStore({ connectionString, schema, ttlMs: 600_000, now: () => clock });
+    try {
+      expect(await dead.take('g', 1)).toEqual(expect.any(String));
+      expect(await alive.take('g', 1)).toBeUndefined();
+      clock += 600_000; // the dead one never renewed
+      expect(await alive.take('g', 1)).toEqual(expect.any(String));
+    } finally {
+      await alive.close();
+      await dead.close();
+      await dropSchema(schema);
+    }
   });
 
   describe('PostgreSQL limit store: failures', () => {

@@ -18,6 +18,7 @@ const VERIFY_BUDGET = 40; // slices of 4
 const started: RelayProcess[] = [];
 let relays: RelayProcess[] = [];
 let key = '';
+let streamKeys: string[] = [];
 let appId = '';
 
 beforeAll(async () => {
@@ -30,6 +31,8 @@ beforeAll(async () => {
     RATE_LIMIT_POLL_PER_MIN: String(POLL_BUDGET),
     RATE_LIMIT_SEND_FREE_PER_MIN: String(SEND_BUDGET),
     RATE_LIMIT_VERIFY_PER_MIN: String(VERIFY_BUDGET),
+    EVENTS_MAX_STREAMS_PER_KEY: '3',
+    EVENTS_MAX_STREAMS_PER_USER: '4',
   };
   const a = await startRelayProcess({ env: shared });
   started.push(a);
@@ -40,6 +43,7 @@ beforeAll(async () => {
   const app = await createApp(a, account, ['signal']);
   appId = app.appId;
   key = (await createKey(a, account, [appId])).secret;
+  streamKeys = [(await createKey(a, account, [appId])).secret, (await createKey(a, account, [appId])).secret];
   // B and C learn of the keys from the shared history: a second key, made after the first, is
   // waited for (a verify with the key under test would spend its budget).
   const later = (await createKey(a, account, [appId])).secret;
@@ -65,6 +69,36 @@ const spend = async (request: (relay: RelayProcess) => Promise<{ status: number;
 
 /** Waits past the instances' idle give-back (1 s) and their pause after a refusal. */
 const letSlicesGoBack = () => new Promise((resolve) => setTimeout(resolve, 1_500));
+
+describe('open event streams across three instances', () => {
+  it('caps the streams of a key and of a user over every instance, and frees a seat when a stream ends', async () => {
+    const open: { controller: AbortController; response: Response }[] = [];
+    const openStream = async (relay: RelayProcess, streamKey: string) => {
+      const controller = new AbortController();
+      const response = await fetch(`${relay.url}/api/v1/events`, { headers: { authorization: `Bearer ${streamKey}` }, signal: controller.signal });
+      if (response.status === 200) open.push({ controller, response }); // kept referenced: a collected body would close the stream
+      return { status: response.status, headers: response.headers, body: response.status === 200 ? undefined : await response.json() };
+    };
+    try {
+      // Key 1: three streams on three instances, the fourth refused for the key.
+      for (const relay of relays) expect((await openStream(relay, streamKeys[0]!)).status).toBe(200);
+      const fourth = await openStream(relays[0]!, streamKeys[0]!);
+      expect(fourth.status).toBe(429);
+      expect(fourth.body).toEqual({ error: 'Too many open event streams for this API key' });
+      expect(fourth.headers.get('retry-after')).toBe('1');
+      // Key 2 of the same user: one more (four for the user), then the user's cap.
+      expect((await openStream(relays[1]!, streamKeys[1]!)).status).toBe(200);
+      const overUser = await openStream(relays[2]!, streamKeys[1]!);
+      expect(overUser.status).toBe(429);
+      expect(overUser.body).toEqual({ error: 'Too many open event streams for this user' });
+      // A stream that ends frees its seat for any instance.
+      open.shift()!.controller.abort();
+      await waitFor(async () => (await openStream(relays[2]!, streamKeys[1]!)).status === 200, 10_000, 'a freed seat');
+    } finally {
+      for (const stream of open) stream.controller.abort();
+    }
+  });
+});
 
 describe('budgets of one credential across three instances', () => {
   it('poll: never more than the budget; the whole budget once parked slices are given back; one reset time', async () => {
