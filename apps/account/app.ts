@@ -8,6 +8,8 @@ import { appRoutes } from './routes/apps.ts';
 import { configurationRoutes } from './routes/configuration.ts';
 import { credentialRoutes } from './routes/credentials.ts';
 import { groupRoutes } from './routes/groups.ts';
+import { groupInviteLinkRoutes } from './routes/group-invite-link.ts';
+import { groupChanges } from './group-changes.ts';
 import { invoiceRoutes } from './routes/invoices.ts';
 import { openBilling } from '../boot/payments.ts';
 import { notificationPreferencesRoutes } from './routes/notification-preferences.ts';
@@ -25,6 +27,9 @@ export const ACCOUNT_PREFIX = '/dashboard/api/dashboard';
 
 /** The session's own routes (sign in, sign out, sessions, linked contacts): outside the interface's proxied prefix. */
 export const AUTH_PREFIX = '/dashboard/auth';
+
+/** Relay's own group route that changes state (turning the invite link on): outside the interface's prefix, whose GET only reads. */
+export const GROUP_PREFIX = '/dashboard/group';
 
 /**
  * The account backend: users, apps, app-messengers and credentials of the session's user.
@@ -56,6 +61,8 @@ export const buildAccountApp = async (ctx: RelayContext): Promise<FastifyInstanc
   const billing = await openBilling(ctx.config);
   app.addHook('onClose', async () => billing.processor?.close());
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ success: false, error: 'Not found' }));
+  const groups = groupChanges(ctx);
+  app.addHook('onClose', async () => groups.close());
   await app.register(
     async (scoped) => {
       await scoped.register(userRoutes(ctx));
@@ -64,7 +71,7 @@ export const buildAccountApp = async (ctx: RelayContext): Promise<FastifyInstanc
       await scoped.register(credentialRoutes(ctx));
       await scoped.register(configurationRoutes(ctx, billing));
       await scoped.register(invoiceRoutes(ctx, billing));
-      await scoped.register(groupRoutes(ctx));
+      await scoped.register(groupRoutes(ctx, groups));
       await scoped.register(recoveryCodeRoutes(ctx));
       await scoped.register(notificationPreferencesRoutes(ctx));
     },
@@ -74,6 +81,7 @@ export const buildAccountApp = async (ctx: RelayContext): Promise<FastifyInstanc
   await app.register(signInRoutes(ctx), { prefix: AUTH_PREFIX });
   await app.register(messengerSignInRoutes(ctx), { prefix: AUTH_PREFIX });
   await app.register(contactRoutes(ctx), { prefix: AUTH_PREFIX });
+  await app.register(groupInviteLinkRoutes(groups), { prefix: GROUP_PREFIX });
   await app.ready();
   return app as unknown as FastifyInstance;
 };

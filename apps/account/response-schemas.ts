@@ -114,6 +114,11 @@ export const groupInviteLinkResponse = z
   .object({ appMessengerId: z.string(), messenger: z.enum(MESSENGERS), groupId: z.string(), inviteLink: z.string() })
   .meta({ id: 'GroupInviteLink' });
 
+/** `GET /group/invite-link` reads only: null until the link is turned on (and the group id until the group is made). */
+export const groupInviteLinkReadResponse = z
+  .object({ appMessengerId: z.string(), messenger: z.enum(MESSENGERS), groupId: z.string().nullable(), inviteLink: z.string().nullable().describe('null until turned on with POST /dashboard/group/invite-link') })
+  .meta({ id: 'GroupInviteLinkRead' });
+
 /** 202: the messenger had not answered within GROUP_CHANGE_WAIT_MS; the change goes on (GET /group/members lists it). */
 export const pendingInviteLinkResponse = done(
   z.object({ requestId: z.string(), appMessengerId: z.string(), operation: z.literal('invite-link'), status: z.literal('pending') }),
@@ -153,10 +158,10 @@ export const emailSignInResponse = done(z.object({ expiresAt: time.describe('Unt
 
 export const recoveredResponse = done(z.object({ signedIn: z.literal(true), sessionId: z.string() })).describe('Signed in: the relay_session cookie is set');
 
-/** A followed sign-in link answers 303 to /dashboard (with `?signin=<why>` when it did not sign in): its body only repeats that. */
+/** A followed sign-in link answers 303 to the page that finishes it, or to /dashboard?signin=<why>: its body only repeats that. */
 export const signInLinkResponse = z
-  .union([done(z.object({ signedIn: z.literal(true) })), z.object({ success: z.literal(false), error: z.enum(['invalid', 'expired', 'used']) })])
-  .describe('A redirect (Location) to /dashboard: signed in with the relay_session cookie, or to /dashboard?signin=<why> (invalid, expired, used)');
+  .union([done(z.object({ signedIn: z.literal(false) })), z.object({ success: z.literal(false), error: z.enum(['invalid', 'expired', 'used']) })])
+  .describe('A redirect (Location): to /dashboard/sign-in#<link>, whose button signs in (POST), or to /dashboard?signin=<why> (invalid, expired, used); a GET never signs in');
 
 export const messengerSignInStartedResponse = done(
   z.object({
@@ -167,11 +172,16 @@ export const messengerSignInStartedResponse = done(
   }),
 ).describe('The code to send as /signin CODE from a linked contact');
 
+const codeNotSent = z.object({ status: z.literal('pending'), expiresAt: time.optional().describe('Until when the code can be sent') }).describe('The code was not sent yet');
+
+/** GET: what became of the code (a GET never signs in: issue 47). */
 export const messengerSignInStatusResponse = done(
-  z.union([
-    z.object({ status: z.literal('pending'), expiresAt: time.optional().describe('Until when the code can be sent') }).describe('The code was not sent yet'),
-    z.object({ status: z.literal('signed-in'), sessionId: z.string() }).describe('Signed in, once: the relay_session cookie is set'),
-  ]),
+  z.union([codeNotSent, z.object({ status: z.literal('confirmed'), expiresAt: time }).describe('A linked contact sent the code: the POST of the browser that asked signs in')]),
+);
+
+/** POST (same-origin): pending, or signed in once. */
+export const messengerSignInResponse = done(
+  z.union([codeNotSent, z.object({ status: z.literal('signed-in'), sessionId: z.string() }).describe('Signed in, once: the relay_session cookie is set')]),
 );
 
 export const linkCodeResponse = done(
@@ -181,10 +191,10 @@ export const linkCodeResponse = done(
 export const linkStatusResponse = done(
   z.object({
     linkId: z.string(),
-    status: z.enum(['pending', 'linked', 'expired']),
+    status: z.enum(['pending', 'linked', 'expired', 'refused']).describe('refused: a contact sent the code and was refused in a way that ends it (linked to another account, or over its attempt limit)'),
     expiresAt: time,
     contact: z.object({ id: z.string(), messenger: z.enum(MESSENGERS), linkedAt: time }).optional().describe('The contact linked (linked only)'),
-    refused: z.array(z.enum(['expired', 'used', 'contact-not-linked', 'contact-linked-elsewhere'] as const satisfies readonly CodeRefusal[])).describe('Why a contact that sent the code was refused'),
+    refused: z.array(z.enum(['expired', 'used', 'contact-not-linked', 'contact-linked-elsewhere', 'throttled'] as const satisfies readonly CodeRefusal[])).describe('Why a contact that sent the code was refused'),
   }),
 );
 

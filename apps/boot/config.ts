@@ -1,10 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseTrustProxy, TRUST_PROXY_RULE } from './trust-proxy.ts';
+import { secretsFromFiles, type SecretFileSetting } from './secret-settings.ts';
 
 /**
  * Relay's configuration: environment variables, overridden by flags of the same name in kebab
- * case (`DATA_DIR` ↔ `--data-dir`). A bad value stops start-up with one line naming the variable.
+ * case (`DATA_DIR` ↔ `--data-dir`), but for secrets, which never come as flags and may come from
+ * a file (`<NAME>_FILE`, secret-settings.ts). A bad value stops start-up with one line naming the
+ * variable.
  */
 const integer = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
 const optionalUrl = z.string().url().optional();
@@ -65,8 +69,15 @@ export const configSchema = z.object({
   PUBLIC_URL: z.string().url().optional(),
   /** Mail for e-mail sign-in: `smtp://user:pass@host:587` or `smtps://…`. Without it, e-mail sign-in says it is not available. */
   SMTP_URL: optionalUrl,
-  /** Behind a reverse proxy: take the client's address and protocol from X-Forwarded-For and X-Forwarded-Proto. */
-  TRUST_PROXY: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+  /** Behind reverse proxies: which of them say the client's address and protocol (X-Forwarded-For, X-Forwarded-Proto): `true` (one), a number of hops, or their addresses (trust-proxy.ts). */
+  TRUST_PROXY: z
+    .string()
+    .default('false')
+    .transform((value, context) => {
+      const parsed = parseTrustProxy(value);
+      if (parsed === undefined) context.addIssue({ code: 'custom', message: TRUST_PROXY_RULE });
+      return parsed ?? false;
+    }),
   MAIL_FROM: z.string().min(3).max(320).default('Relay <relay@localhost>'),
   SIGN_IN_LINK_TTL_SECONDS: integer(900, 1),
   /** Without SMTP_URL: the address whose one-time sign-in link `relay start` prints for the operator. */
@@ -174,21 +185,21 @@ export type Config = z.infer<typeof configSchema> & { readonly dataDir: string }
 export type ConfigKey = keyof z.infer<typeof configSchema>;
 export const CONFIG_KEYS = Object.keys(configSchema.shape) as ConfigKey[];
 
-export const flagName = (key: ConfigKey) => key.toLowerCase().replaceAll('_', '-');
+export const flagName = (key: string) => key.toLowerCase().replaceAll('_', '-');
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
 /** Settings whose value is a secret: an error names them but never shows their value. */
-const SECRET_SETTINGS: ReadonlySet<ConfigKey> = new Set(['RELAY_SECRET_KEY', 'METRICS_TOKEN']);
+const WITHHELD_SETTINGS: ReadonlySet<ConfigKey> = new Set(['RELAY_SECRET_KEY', 'METRICS_TOKEN']);
 
 /** A URL's user name and password, wherever they appear in a value (`postgres://bob:***@db`). */
 export const redactUserInfo = (text: string): string => text.replace(/(\/\/)[^/@\s]*@/g, '$1***@');
 
 /** How a bad value is shown in an error: secrets withheld, passwords in URLs masked, long values cut. */
 const shown = (key: ConfigKey, value: string): string => {
-  if (SECRET_SETTINGS.has(key)) return `(withheld, ${value.length} characters)`;
+  if (WITHHELD_SETTINGS.has(key)) return `(withheld, ${value.length} characters)`;
   const safe = redactUserInfo(value);
   return JSON.stringify(safe.length > 200 ? `${safe.slice(0, 200)}…` : safe);
 };
@@ -216,12 +227,18 @@ const settingsFile = (file: string | undefined): Record<string, string> => {
   return settings;
 };
 
-/** Reads the configuration; `flags` maps config keys to flag values that override the environment. */
-export const loadConfig = (env: NodeJS.ProcessEnv, flags: Partial<Record<ConfigKey, string>> = {}): Config => {
+/**
+ * Reads the configuration; `flags` maps config keys to flag values that override the environment.
+ * Secrets (secret-settings.ts) never come as flags: from the environment, CONFIG_FILE, or the file
+ * their `<NAME>_FILE` names.
+ */
+export const loadConfig = (env: NodeJS.ProcessEnv, flags: Partial<Record<ConfigKey | SecretFileSetting, string>> = {}): Config => {
   const fromFile = settingsFile(flags.CONFIG_FILE ?? env.CONFIG_FILE);
+  const secrets = secretsFromFiles(env, flags, fromFile);
+  if (!secrets.ok) throw new ConfigError(secrets.flag ? secrets.refusal : `Invalid configuration ${secrets.refusal}`);
   const raw: Record<string, string> = {};
   for (const key of CONFIG_KEYS) {
-    const value = flags[key] ?? env[key] ?? fromFile[key];
+    const value = flags[key] ?? (secrets.values as Partial<Record<ConfigKey, string>>)[key] ?? env[key] ?? fromFile[key];
     if (value !== undefined && value !== '') raw[key] = value;
   }
   const parsed = configSchema.safeParse(raw);

@@ -1,11 +1,21 @@
 import { Option, type Command } from 'commander';
 import { prepareDataDir } from '../boot/data-dir.ts';
 import { CONFIG_KEYS, flagName, loadConfig, type Config, type ConfigKey } from '../boot/config.ts';
+import { SECRET_FILE_SETTINGS, SECRET_SETTINGS, type SecretFileSetting } from '../boot/secret-settings.ts';
 
-/** Every command takes every configuration setting as a flag (`--data-dir`), overriding the environment. */
+/**
+ * Every command takes every configuration setting as a flag (`--data-dir`), overriding the
+ * environment; secrets are refused as flags (they would be visible in `ps`): their files are named
+ * instead (`--relay-secret-key-file`), or they come from the environment (secret-settings.ts).
+ */
 export const withConfigOptions = (command: Command): Command => {
   for (const key of CONFIG_KEYS) command.addOption(new Option(`--${flagName(key)} <value>`, `overrides ${key}`).hideHelp());
-  return command.addHelpText('after', '\nEvery setting of the environment (PORT, DATA_DIR, ...) is also a flag: --port, --data-dir, ...');
+  for (const key of SECRET_FILE_SETTINGS) command.addOption(new Option(`--${flagName(key)} <path>`, `overrides ${key}`).hideHelp());
+  return command.addHelpText(
+    'after',
+    '\nEvery setting of the environment (PORT, DATA_DIR, ...) is also a flag: --port, --data-dir, ... but secrets, which the environment ' +
+      `or a file gives (${SECRET_SETTINGS.join(', ')}; each also as <NAME>_FILE, the path of a file that holds it).`,
+  );
 };
 
 /** The configuration of a command, with its DATA_DIR made private (data-dir.ts). */
@@ -16,8 +26,8 @@ export const configFrom = (options: Record<string, unknown>): Config => {
 };
 
 const readConfig = (options: Record<string, unknown>): Config => {
-  const flags: Partial<Record<ConfigKey, string>> = {};
-  for (const key of CONFIG_KEYS) {
+  const flags: Partial<Record<ConfigKey | SecretFileSetting, string>> = {};
+  for (const key of [...CONFIG_KEYS, ...SECRET_FILE_SETTINGS]) {
     const camel = flagName(key).replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
     const value = options[camel];
     if (typeof value === 'string') flags[key] = value;

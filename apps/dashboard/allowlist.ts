@@ -52,9 +52,11 @@ export const DASHBOARD_ROUTES: readonly DashboardRoute[] = [
 export const AUTH_ROUTES: readonly DashboardRoute[] = [
   route('POST', '/email', false),
   route('GET', '/email/:link', false),
+  route('POST', '/email/:link', false),
   route('POST', '/recover', false),
   route('POST', '/messenger', false),
   route('GET', '/messenger/:pollToken', false),
+  route('POST', '/messenger/:pollToken', false),
   route('POST', '/contacts/link'),
   route('GET', '/contacts/link/:linkId'),
   route('GET', '/contacts'),
@@ -63,6 +65,12 @@ export const AUTH_ROUTES: readonly DashboardRoute[] = [
   route('GET', '/sessions'),
   route('DELETE', '/sessions/:sessionId'),
 ];
+
+/**
+ * Relay's own account routes that change state where the interface's table only reads, under
+ * `/dashboard/group` (docs/groups.md): turning a group's invite link on.
+ */
+export const GROUP_ROUTES: readonly DashboardRoute[] = [route('POST', '/invite-link')];
 
 export interface RouteMatch {
   readonly route: DashboardRoute;

@@ -23,8 +23,12 @@ const MAILED = '<p>Ask for a sign-in link with <code>POST /dashboard/auth/email<
 const NO_MAIL_SERVER =
   '<p>This Relay has no mail server (<code>SMTP_URL</code>), so it cannot mail sign-in links. Follow the one-time link <code>npm start</code> printed for the operator, or make one in a terminal on this machine with <code>npx relay session link --email you@example.com</code>.</p>';
 
+/** What the page a sign-in link opens says without its script (the link is used only by its button's POST). */
+const CONFIRM =
+  '<p>To finish signing in with the link you followed, press <strong>Sign in</strong> on this page. It needs JavaScript: the link alone signs nobody in, so that a mail scanner or another site that opens it cannot use it up or sign this browser in.</p>';
+
 /** The dashboard's page paths (the script shows the right page for each). */
-export const DASHBOARD_PAGES = ['/dashboard', '/dashboard/apps', '/dashboard/apps/:appId', '/dashboard/keys', '/dashboard/notifications', '/dashboard/billing', '/dashboard/account'] as const;
+export const DASHBOARD_PAGES = ['/dashboard', '/dashboard/sign-in', '/dashboard/apps', '/dashboard/apps/:appId', '/dashboard/keys', '/dashboard/notifications', '/dashboard/billing', '/dashboard/account'] as const;
 
 const ASSETS_DIR = path.join(PROJECT_ROOT, 'dashboard/dist');
 const ASSETS: Readonly<Record<string, string>> = {
@@ -49,7 +53,10 @@ export const dashboardPages = (ctx: RelayContext) => async (app: FastifyInstance
     const user = cookieUser(ctx, app, request);
     const reason = (request.query as Record<string, unknown>).signin;
     const why = typeof reason === 'string' ? WHY[reason] : undefined;
-    const body = user
+    const confirming = request.routeOptions.url === '/dashboard/sign-in';
+    const body = confirming
+      ? `${user ? `<p>You are signed in as <strong>${escapeHtml(user.email)}</strong>.</p>` : ''}${CONFIRM}`
+      : user
       ? `<p>You are signed in as <strong>${escapeHtml(user.email)}</strong>.</p>
 <p>The account API is at <code>/dashboard/api/dashboard</code> (for example <code>GET /dashboard/api/dashboard/apps</code>); this browser sends its <code>relay_session</code> cookie with each request. Sign out with <code>POST /dashboard/auth/logout</code>.</p>`
       : `${why ? `<p><strong>${escapeHtml(why)}</strong></p>` : ''}<p>You are not signed in.</p>${mail ? MAILED : NO_MAIL_SERVER}`;

@@ -17,10 +17,19 @@ export const withCookies = async (app: FastifyInstance): Promise<void> => {
   if (!app.hasDecorator('parseCookie')) await app.register(fastifyCookie, { hook: false });
 };
 
+/** The hash of the request's session token (what the users' read model knows a session by), if it sent one. */
+export const cookieTokenHash = (app: FastifyInstance, request: FastifyRequest): string | undefined => {
+  const token = request.headers.cookie ? app.parseCookie(request.headers.cookie)[SESSION_COOKIE] : undefined;
+  return token ? hashKey(token) : undefined;
+};
+
+/** Whether the session of a token hash still lives (not ended, revoked or expired). */
+export const sessionLives = (ctx: RelayContext, tokenHash: string): boolean => ctx.models.users.session(tokenHash, Date.now()) !== undefined;
+
 /** The user of the request's session cookie, while that session lives. */
 export const cookieUser = (ctx: RelayContext, app: FastifyInstance, request: FastifyRequest): UserView | undefined => {
-  const token = request.headers.cookie ? app.parseCookie(request.headers.cookie)[SESSION_COOKIE] : undefined;
-  return token ? ctx.models.users.session(hashKey(token), Date.now())?.user : undefined;
+  const tokenHash = cookieTokenHash(app, request);
+  return tokenHash ? ctx.models.users.session(tokenHash, Date.now())?.user : undefined;
 };
 
 export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -4,8 +4,8 @@ import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-z
 import { publicApi } from '../api/app.ts';
 import type { Limiter } from '../limits/limiter.ts';
 import { metricsRoute } from './metrics-route.ts';
-import { ACCOUNT_PREFIX, AUTH_PREFIX } from '../account/app.ts';
-import { AUTH_ROUTES, routeMatcher } from '../dashboard/allowlist.ts';
+import { ACCOUNT_PREFIX, AUTH_PREFIX, GROUP_PREFIX } from '../account/app.ts';
+import { AUTH_ROUTES, GROUP_ROUTES, routeMatcher } from '../dashboard/allowlist.ts';
 import type { Forwarder } from '../dashboard/forwarder.ts';
 import { dashboardProxy } from '../dashboard/proxy.ts';
 import { fastifyLogOptions, loggedResponse, stampingErrorHandler, stampRoutes } from './request-log.ts';
@@ -21,6 +21,7 @@ import { connectionGuard } from './connections.ts';
 import { relayErrorHandler } from './error-handler.ts';
 import { boundJsonBodies } from './bounded-json.ts';
 import { coalescedWrites } from './coalesced-writes.ts';
+import { trustProxyOption } from '../boot/trust-proxy.ts';
 
 /**
  * The HTTP face of Relay: the public API under `/api/v1`, the dashboard proxy under
@@ -42,7 +43,7 @@ export const buildServer = async (
   const headerEntries = Object.entries(securityHeaders());
   const httpLog = ctx.log.child({ component: 'http' });
   // Answers to what the HTTP parser rejects, and connections closed without resets (connections.ts).
-  const guard = connectionGuard({ log: httpLog, headers: headerEntries, dashboardPrefixes: [ACCOUNT_PREFIX, AUTH_PREFIX] });
+  const guard = connectionGuard({ log: httpLog, headers: headerEntries, dashboardPrefixes: [ACCOUNT_PREFIX, AUTH_PREFIX, GROUP_PREFIX] });
   // Every response writes the security headers with its head (security-headers.ts), so they are
   // also on the answers Fastify gives before routing (unroutable URL, closing): cheaper than an
   // onRequest hook, whose hook-runner pass cost about a tenth of the throughput of health and poll.
@@ -70,14 +71,14 @@ export const buildServer = async (
     bodyLimit: 2 * 1024 * 1024,
     forceCloseConnections: false,
     // Behind a reverse proxy that says who the client is and whether it came over HTTPS.
-    trustProxy: ctx.config.TRUST_PROXY,
+    trustProxy: trustProxyOption(ctx.config.TRUST_PROXY),
     return503OnClosing: true,
     // A URL the router cannot even decode (broken percent-encoding) is answered in the shape of
     // the area it was aimed at: 404 under the dashboard prefix (off the allowlist), else 400.
     frameworkErrors: (error, request, reply) => {
       const raw = reply as unknown as { code(status: number): { send(body: unknown): unknown } };
       httpLog.debug({ err: error, reqId: request.id }, 'unroutable request');
-      if (request.url.startsWith(ACCOUNT_PREFIX) || request.url.startsWith(AUTH_PREFIX)) return void raw.code(404).send({ success: false, error: 'Not found' });
+      if ([ACCOUNT_PREFIX, AUTH_PREFIX, GROUP_PREFIX].some((prefix) => request.url.startsWith(prefix))) return void raw.code(404).send({ success: false, error: 'Not found' });
       return void raw.code(400).send({ error: 'Bad request' });
     },
   }).withTypeProvider<ZodTypeProvider>();
@@ -101,6 +102,9 @@ export const buildServer = async (
     dashboardProxy({ forward: options.forwardToAccount, timeoutMs: ctx.config.DASHBOARD_TIMEOUT_MS, match: routeMatcher(AUTH_ROUTES), passCookies: true, log: httpLog }),
     { prefix: AUTH_PREFIX },
   );
+  await app.register(dashboardProxy({ forward: options.forwardToAccount, timeoutMs: ctx.config.DASHBOARD_TIMEOUT_MS, match: routeMatcher(GROUP_ROUTES), log: httpLog }), {
+    prefix: GROUP_PREFIX,
+  });
   await app.register(dashboardProxy({ forward: options.forwardToAccount, timeoutMs: ctx.config.DASHBOARD_TIMEOUT_MS, log: httpLog }), {
     prefix: ACCOUNT_PREFIX,
   });

@@ -12,7 +12,7 @@ import type { Breakdown, StatisticsView, Totals } from '../../projections/statis
 import type { StatisticsQuery, StatisticsSource } from '../read-models/statistics-model.ts';
 import type { RelayContext } from '../boot/context.ts';
 import { DASHBOARD_CSP } from './dashboard-pages.ts';
-import { cookieUser, escapeHtml as escape, withCookies } from './dashboard-session.ts';
+import { cookieTokenHash, cookieUser, escapeHtml as escape, sessionLives, withCookies } from './dashboard-session.ts';
 import { SESSION_REQUIRED } from '../account/session.ts';
 
 /** The figures a page shows, in its words. */
@@ -33,6 +33,8 @@ const LIVE_EVERY_MS = 500;
 const liveQuery = (userId: string, appId: unknown): StatisticsQuery =>
   typeof appId === 'string' ? { scope: 'app', userId, appId, window: 'hour' } : { scope: 'user', userId, window: 'hour' };
 const KEEP_ALIVE_MS = 15_000;
+/** How often an open stream looks whether its session still lives (signed out, revoked, expired: the stream ends). */
+const SESSION_CHECK_MS = 1_000;
 
 const frame = (title: string, body: string, script?: string) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -96,7 +98,7 @@ source.addEventListener('totals', (event) => {
   for (const cell of document.querySelectorAll('[data-figure]')) if (cell.dataset.figure in totals) cell.textContent = String(totals[cell.dataset.figure]);
   state.textContent = 'Live: updated ' + new Date().toLocaleTimeString();
 });
-source.addEventListener('error', () => { state.textContent = 'Reconnecting…'; });
+source.addEventListener('error', () => { state.textContent = source.readyState === EventSource.CLOSED ? 'Stopped: sign in again to follow the figures.' : 'Reconnecting…'; });
 `;
 
 const UNAVAILABLE = '<h1>Statistics are not available right now</h1><p>Relay is starting or restarting the part that counts them. Try again in a moment: <a href="">reload</a>.</p>';
@@ -217,9 +219,19 @@ ${charts(view.total, view)}
     reply.raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });
     write();
     const keepAlive = setInterval(() => reply.raw.write(':\n\n'), KEEP_ALIVE_MS);
+    // The stream lives as long as the session that opened it (issue 47): the read model follows
+    // every instance's sign-outs and revocations, so this notices them within a second or two.
+    const tokenHash = cookieTokenHash(app, request)!;
+    const sessionCheck = setInterval(() => {
+      if (!sessionLives(ctx, tokenHash)) end();
+    }, SESSION_CHECK_MS);
+    let ended = false;
     const end = () => {
+      if (ended) return;
+      ended = true;
       live.delete(end);
       clearInterval(keepAlive);
+      clearInterval(sessionCheck);
       if (pending) clearTimeout(pending);
       subscription.unsubscribe();
       reply.raw.end();

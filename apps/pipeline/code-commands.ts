@@ -20,7 +20,7 @@ export interface CodeCommandDeps {
   readonly attempts: RateLimiter;
 }
 
-/** Codes one contact may send in `CODE_ATTEMPT_WINDOW_MS`; more are ignored. */
+/** Codes one contact may send in `CODE_ATTEMPT_WINDOW_MS`; more are refused, and end the codes they name. */
 export const CODE_ATTEMPTS_PER_CONTACT = 10;
 export const CODE_ATTEMPT_WINDOW_MS = 10 * 60_000;
 
@@ -52,7 +52,9 @@ export const actOnCodeCommand = async (deps: CodeCommandDeps, message: InboundFr
   const parsed = codeCommandOf(message.text);
   if (!parsed) return { kind: 'none' };
   const contactRef = contactRefOf(deps.keyedHash, message.messenger, message.contactId);
-  if (!deps.attempts.consume(contactRef, 1, CODE_ATTEMPTS_PER_CONTACT).allowed) return { kind: 'throttled' };
+  // Over its limit, the contact's code is still looked up: an open one is refused and ends (the
+  // bot it was sent to saw it), so that nobody else can send it after this contact could not.
+  const throttled = !deps.attempts.consume(contactRef, 1, CODE_ATTEMPTS_PER_CONTACT).allowed;
   const codeRef = deps.keyedHash.ref('messenger-code', parsed.code);
   let code: MessengerCodeState = { status: 'none' };
   const now = new Date();
@@ -62,11 +64,11 @@ export const actOnCodeCommand = async (deps: CodeCommandDeps, message: InboundFr
     messengerCodeDecider,
     (state) => {
       code = state;
-      return { type: 'ConfirmMessengerCode' as const, data: { command: parsed.purpose, messenger: message.messenger, contactRef, appId, linkedTo: deps.users.userOfContact(contactRef) ?? null, now } };
+      return { type: 'ConfirmMessengerCode' as const, data: { command: parsed.purpose, messenger: message.messenger, contactRef, appId, linkedTo: deps.users.userOfContact(contactRef) ?? null, throttled, now } };
     },
     { actor: 'system:gateway', correlationId: codeRef },
   );
-  if (!confirmed.ok) return { kind: 'unknown' };
+  if (!confirmed.ok) return { kind: throttled ? 'throttled' : 'unknown' };
   const [event] = confirmed.events;
   if (event?.type === 'MessengerCodeRefused') return { kind: 'refused', reason: event.data.reason };
   // Confirmed now, or by this very contact before (the same message again): a link is recorded (once).

@@ -13,7 +13,7 @@ import { Apps } from './pages/apps';
 import { Billing } from './pages/billing';
 import { Keys } from './pages/keys';
 import { Notifications } from './pages/notifications';
-import { SignIn } from './pages/sign-in';
+import { ConfirmSignIn, SignIn } from './pages/sign-in';
 import { BASE, interceptLinks, navigate, useLocation } from './router';
 import { ErrorNote, Frame, Loading } from './ui';
 import './styles.css';
@@ -46,20 +46,24 @@ const Dashboard = (props: { mail: boolean }) => {
     if (why) setFailure(why);
   };
 
+  const signedIn = () => {
+    void loadUser();
+    navigate(`${BASE}/apps`);
+  };
+  // A sign-in link's page, signed in or not: its button signs this browser in with the link.
+  if (path === `${BASE}/sign-in`)
+    return (
+      <Frame path={path} email={user?.email}>
+        <ConfirmSignIn onSignedIn={signedIn} />
+      </Frame>
+    );
   if (user === undefined)
     return <Frame path={path}>{failure ? <ErrorNote failure={failure} onRetry={loadUser} /> : <Loading />}</Frame>;
   if (user === null)
     return (
       <Frame path={path}>
         <ErrorNote failure={failure} />
-        <SignIn
-          mail={props.mail}
-          why={query.get('signin')}
-          onSignedIn={() => {
-            void loadUser();
-            navigate(`${BASE}/apps`);
-          }}
-        />
+        <SignIn mail={props.mail} why={query.get('signin')} onSignedIn={signedIn} />
       </Frame>
     );
 

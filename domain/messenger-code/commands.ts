@@ -6,8 +6,9 @@ export type MessengerCodeCommand =
   /**
    * A contact sent `/signin CODE` or `/link CODE` to a bot. `linkedTo` is the user the contact is
    * linked to already, if any (from the read model): a link to another user is refused.
+   * `throttled`: the contact sent more codes than its attempt limit allows; the code is refused.
    */
-  | { type: 'ConfirmMessengerCode'; data: { command: CodePurpose; messenger: Messenger; contactRef: string; appId: string; linkedTo: string | null; now: Date } }
+  | { type: 'ConfirmMessengerCode'; data: { command: CodePurpose; messenger: Messenger; contactRef: string; appId: string; linkedTo: string | null; throttled: boolean; now: Date } }
   /**
    * The browser that asked for a sign-in code asks whether it signs in: `userId` is the user that
    * the confirming contact is linked to (from the read model), or null.

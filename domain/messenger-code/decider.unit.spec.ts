@@ -16,10 +16,10 @@ const confirmed = (purpose: 'sign-in' | 'link', contactRef = 'ref-a', at = now):
   type: 'MessengerCodeConfirmed',
   data: { codeRef: 'c1', purpose, messenger: 'signal', contactRef, appId: 'app_1', confirmedAt: at.toISOString() },
 });
-const refused = (reason: 'expired' | 'used' | 'contact-not-linked' | 'contact-linked-elsewhere', at = now): MessengerCodeEvent => ({ type: 'MessengerCodeRefused', data: { codeRef: 'c1', reason, refusedAt: at.toISOString() } });
+const refused = (reason: 'expired' | 'used' | 'contact-not-linked' | 'contact-linked-elsewhere' | 'throttled', at = now): MessengerCodeEvent => ({ type: 'MessengerCodeRefused', data: { codeRef: 'c1', reason, refusedAt: at.toISOString() } });
 const confirm = (command: 'sign-in' | 'link', overrides: Partial<Extract<MessengerCodeCommand, { type: 'ConfirmMessengerCode' }>['data']> = {}): MessengerCodeCommand => ({
   type: 'ConfirmMessengerCode',
-  data: { command, messenger: 'signal', contactRef: 'ref-a', appId: 'app_1', linkedTo: null, now, ...overrides },
+  data: { command, messenger: 'signal', contactRef: 'ref-a', appId: 'app_1', linkedTo: null, throttled: false, now, ...overrides },
 });
 const follow = (userId: string | null, at = now, pollSecretHash = 'p1'): MessengerCodeCommand => ({ type: 'CompleteMessengerSignIn', data: { pollSecretHash, userId, now: at } });
 
@@ -54,9 +54,24 @@ describe('messenger code decider', () => {
       spec.given([issuedLink]).when(confirm('sign-in')).thenFails('not_found', MESSENGER_CODE_ERRORS.unknown);
     });
 
-    it('refuses to link a contact that another user linked, and stays open for another contact', () => {
+    it('refuses to link a contact that another user linked, and the refusal ends the code (issue 47: the bot it was sent to saw it)', () => {
       spec.given([issuedLink]).when(confirm('link', { linkedTo: 'usr_2' })).then([refused('contact-linked-elsewhere')]);
-      spec.given([issuedLink, refused('contact-linked-elsewhere')]).when(confirm('link', { contactRef: 'ref-b' })).then([confirmed('link', 'ref-b')]);
+      // The owner of the bot the code was sent to sends it from a contact of theirs: refused, recorded once.
+      spec.given([issuedLink, refused('contact-linked-elsewhere')]).when(confirm('link', { contactRef: 'ref-b' })).then([refused('used')]);
+      spec.given([issuedLink, refused('contact-linked-elsewhere'), refused('used')]).when(confirm('link', { contactRef: 'ref-b' })).thenFails('illegal_state', MESSENGER_CODE_ERRORS.used);
+    });
+
+    it('refuses a code sent by a contact over its attempt limit, and that ends the code too (issue 47)', () => {
+      spec.given([issuedLink]).when(confirm('link', { throttled: true })).then([refused('throttled')]);
+      spec.given([issuedLink, refused('throttled')]).when(confirm('link', { contactRef: 'ref-b' })).then([refused('used')]);
+      spec.given([issuedSignIn]).when(confirm('sign-in', { throttled: true })).then([refused('throttled')]);
+      spec.given([issuedSignIn, refused('throttled')]).when(confirm('sign-in', { contactRef: 'ref-b' })).then([refused('used')]);
+      // The browser that asked is told why, and is not signed in by a later contact.
+      spec.given([issuedSignIn, refused('throttled')]).when(follow('usr_1')).thenFails('illegal_state', MESSENGER_CODE_ERRORS.throttled);
+      // A code confirmed before is not ended by the same contact's throttled repeat.
+      spec.given([issuedLink, confirmed('link')]).when(confirm('link', { throttled: true })).thenNothingHappens();
+      // An unknown code is still ignored without a trace.
+      spec.given([]).when(confirm('link', { throttled: true })).thenFails('not_found', MESSENGER_CODE_ERRORS.unknown);
     });
 
     it('confirms a link of a contact the same user linked before (the link itself changes nothing)', () =>

@@ -3,8 +3,15 @@ import type { Messenger } from '../shared/messengers.ts';
 /** What a code is for: signing in (`/signin CODE`), or linking the sender to the user who asked (`/link CODE`). */
 export type CodePurpose = 'sign-in' | 'link';
 
-/** Why a code did not do what it was sent for. */
-export type CodeRefusal = 'expired' | 'used' | 'contact-not-linked' | 'contact-linked-elsewhere';
+/**
+ * Why a code did not do what it was sent for. `contact-linked-elsewhere` and `throttled` (a contact
+ * over its attempt limit sent it) end the code: whoever else saw it (the bot it was sent to) cannot
+ * use it after that.
+ */
+export type CodeRefusal = 'expired' | 'used' | 'contact-not-linked' | 'contact-linked-elsewhere' | 'throttled';
+
+/** The refusals of a sender that end an open code (issue 47). */
+export const ENDING_REFUSALS: readonly CodeRefusal[] = ['contact-linked-elsewhere', 'throttled'];
 
 /**
  * On stream `messengercode-<codeRef>` (`codeRef`: a keyed hash of the code, so the code itself is

@@ -17,6 +17,7 @@ export const newId = {
   batch: () => uuidV7(),
   session: () => randomUUID(),
   groupRequest: () => `grq_${hex(12)}`,
+  signalLink: () => `sgl_${hex(12)}`,
   invoice: () => `inv_${hex(12)}`,
   /** 24 hex characters: a sign-in link is `<signInId>.<secret>`. */
   signIn: () => hex(12),

@@ -4,7 +4,7 @@
  * list comes back opened, and contact ids never show in the public history.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, createAccount, createApp, createKey, dashboard, waitFor, type Account } from '../support/account-fixture.ts';
+import { api, createAccount, createApp, createKey, dashboard, turnOnInviteLink, waitFor, type Account } from '../support/account-fixture.ts';
 import { startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
 
 const ALICE = '+15550100001';
@@ -79,12 +79,18 @@ describe('group routes (simulator)', () => {
     expect((await members(signal)).body.changes.at(-1)).toEqual({ requestId: expect.any(String), operation: 'remove-member', status: 'failed', reason: 'Contact is not a member of the group' });
   });
 
-  it('gives the invite link, the same each time, and says Session groups have none', async () => {
-    const link = await dashboard(relay, account, 'GET', `/group/invite-link?appMessengerId=${signal}`);
+  it('turns the invite link on (POST), gives it by GET, the same each time, and says Session groups have none', async () => {
+    const read = (appMessengerId: string) => dashboard(relay, account, 'GET', `/group/invite-link?appMessengerId=${appMessengerId}`);
+    const groupId = (await members(signal)).body.groupId;
+    // Reading changes nothing (issue 47): no link until it is turned on.
+    expect(await read(signal)).toEqual({ status: 200, body: { appMessengerId: signal, messenger: 'signal', groupId, inviteLink: null } });
+    const link = await turnOnInviteLink(relay, account, signal);
     expect(link.status).toBe(200);
-    expect(link.body).toEqual({ appMessengerId: signal, messenger: 'signal', groupId: (await members(signal)).body.groupId, inviteLink: expect.stringMatching(/^https:\/\/signal\.group\/#/) });
-    expect(await dashboard(relay, account, 'GET', `/group/invite-link?appMessengerId=${signal}`)).toEqual(link);
-    expect(await dashboard(relay, account, 'GET', `/group/invite-link?appMessengerId=${session}`)).toEqual({ status: 400, body: { success: false, error: 'Session groups have no invite links' } });
+    expect(link.body).toEqual({ appMessengerId: signal, messenger: 'signal', groupId, inviteLink: expect.stringMatching(/^https:\/\/signal\.group\/#/) });
+    expect(await read(signal)).toEqual(link);
+    expect(await turnOnInviteLink(relay, account, signal)).toEqual(link);
+    expect(await turnOnInviteLink(relay, account, session)).toEqual({ status: 400, body: { success: false, error: 'Session groups have no invite links' } });
+    expect(await read(session)).toMatchObject({ status: 200, body: { inviteLink: null } });
   });
 
   it('answers 202 while the messenger has not answered, and the change goes on', async () => {

@@ -147,8 +147,17 @@ const targetArb: fc.Arbitrary<Target> = fc.oneof(
       .oneof(
         fc.constantFrom(['POST', '/logout'], ['GET', '/sessions'], ['GET', '/elsewhere'], ['POST', '/sessions'], ['GET', '/']),
         idValue.map((id) => ['DELETE', `/sessions/${id}`]),
+        // A sign-in link and a messenger poll token: followed by GET, used by POST (issue 47).
+        idValue.chain((id) => fc.constantFrom(['GET', `/email/${id}`], ['POST', `/email/${id}`], ['GET', `/messenger/${id}`], ['POST', `/messenger/${id}`])),
       )
       .map(([method, path]) => ({ method: method!, path: `/dashboard/auth${path}`, area: 'dashboard' as Area })),
+  },
+  // Relay's own group route that changes state (issue 47: the interface's GET only reads), and paths off its list.
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom(['POST', '/invite-link'], ['GET', '/invite-link'], ['POST', '/members'], ['POST', ''])
+      .map(([method, path]) => ({ method: method!, path: `/dashboard/group${path}`, area: 'dashboard' as Area })),
   },
   {
     weight: 1,

@@ -1,6 +1,7 @@
 /**
  * Messenger contacts of a user, end to end through the dashboard layer and the simulator: a
- * contact linked with `/link CODE`, sign-in with `/signin CODE` from it, reuse and expiry of codes,
+ * contact linked with `/link CODE`, sign-in with `/signin CODE` from it (followed by GET, signed in
+ * by the POST of the browser that asked), reuse and expiry of codes, a refused code that ends,
  * a contact linked to nobody, unlinking, another user's links refused, and alerts that reach the
  * linked contact through the operator's notification app as the preferences say.
  */
@@ -101,10 +102,16 @@ describe('messenger sign-in and linked contacts', () => {
       body: { success: true, data: { code: expect.any(String), command: expect.stringMatching(/^\/signin /), pollToken: expect.stringMatching(/^[0-9a-f]{32}\.[A-Za-z0-9_-]{43}$/), expiresAt: expect.any(String) } },
     });
     const { command, pollToken } = asked.body.data;
-    const follow = () => auth('GET', `/messenger/${pollToken}`);
+    const poll = () => auth('GET', `/messenger/${pollToken}`);
+    const follow = () => auth('POST', `/messenger/${pollToken}`);
+    expect(await json(await poll())).toEqual({ status: 200, body: { success: true, data: { status: 'pending', expiresAt: asked.body.data.expiresAt } } });
     expect(await json(await follow())).toEqual({ status: 200, body: { success: true, data: { status: 'pending', expiresAt: asked.body.data.expiresAt } } });
 
     expect((await send(CONTACT, command)).code).toEqual({ kind: 'confirmed' });
+    // A GET says so and signs nobody in (issue 47); the POST of the browser that asked signs in.
+    const polled = await poll();
+    expect(polled.headers.get('set-cookie')).toBeNull();
+    expect(await json(polled)).toEqual({ status: 200, body: { success: true, data: { status: 'confirmed', expiresAt: asked.body.data.expiresAt } } });
     const signedIn = await follow();
     expect(signedIn.status).toBe(200);
     const cookie = signedIn.headers.get('set-cookie')!;
@@ -115,16 +122,17 @@ describe('messenger sign-in and linked contacts', () => {
     expect(await me.json()).toMatchObject({ email: USER_EMAIL });
 
     expect(await json(await follow())).toEqual({ status: 400, body: { success: false, error: 'The code was used already: ask for a new one' } });
+    expect(await json(await poll())).toEqual({ status: 400, body: { success: false, error: 'The code was used already: ask for a new one' } });
     expect(await json(await auth('GET', `/messenger/${pollToken.slice(0, 33)}${'A'.repeat(43)}`))).toEqual({ status: 400, body: { success: false, error: 'This sign-in is not valid' } });
+    expect(await json(await auth('POST', `/messenger/${pollToken.slice(0, 33)}${'A'.repeat(43)}`))).toEqual({ status: 400, body: { success: false, error: 'This sign-in is not valid' } });
   });
 
   it('refuses a sign-in from a contact linked to nobody', async () => {
     const asked = await json(await auth('POST', '/messenger', { body: {} }));
     expect((await send(STRANGER, asked.body.data.command)).code).toEqual({ kind: 'confirmed' });
-    expect(await json(await auth('GET', `/messenger/${asked.body.data.pollToken}`))).toEqual({
-      status: 400,
-      body: { success: false, error: 'The contact that sent the code is not linked to a Relay account: sign in another way and link it first' },
-    });
+    const notLinked = { status: 400, body: { success: false, error: 'The contact that sent the code is not linked to a Relay account: sign in another way and link it first' } };
+    expect(await json(await auth('GET', `/messenger/${asked.body.data.pollToken}`))).toEqual(notLinked);
+    expect(await json(await auth('POST', `/messenger/${asked.body.data.pollToken}`))).toEqual(notLinked);
   });
 
   it('refuses a code sent after it expired', async () => {
@@ -132,7 +140,7 @@ describe('messenger sign-in and linked contacts', () => {
     const { command, pollToken, expiresAt } = asked.body.data;
     await waitFor(() => (Date.now() > Date.parse(expiresAt) ? true : undefined), 15_000, 'the code to expire');
     expect((await send(CONTACT, command)).code).toEqual({ kind: 'refused', reason: 'expired' });
-    expect(await json(await auth('GET', `/messenger/${pollToken}`))).toEqual({ status: 400, body: { success: false, error: 'The code has expired: ask for a new one' } });
+    expect(await json(await auth('POST', `/messenger/${pollToken}`))).toEqual({ status: 400, body: { success: false, error: 'The code has expired: ask for a new one' } });
   });
 
   it('sends alerts to the linked contact through the notification app, as the preferences say', async () => {
@@ -169,10 +177,15 @@ describe('messenger sign-in and linked contacts', () => {
     expect(await json(await auth('DELETE', `/contacts/${contact.id}`, { cookie: other.cookie }))).toEqual({ status: 400, body: { success: false, error: 'Contact not found' } });
     expect(await json(await auth('GET', '/contacts', { cookie: other.cookie }))).toEqual({ status: 200, body: { items: [] } });
     expect(await json(await auth('GET', '/contacts'))).toEqual({ status: 400, body: { success: false, error: 'Session token is required' } });
-    // A contact linked to one user cannot be linked to another.
+    // A contact linked to one user cannot be linked to another; the refusal ends the code (issue 47):
+    // the owner of the bot it was sent to cannot send it from a contact of theirs.
     const asked = await json(await auth('POST', '/contacts/link', { cookie: other.cookie }));
     expect((await send(CONTACT, asked.body.data.command)).code).toEqual({ kind: 'refused', reason: 'contact-linked-elsewhere' });
-    expect(await json(await auth('GET', `/contacts/link/${asked.body.data.linkId}`, { cookie: other.cookie }))).toMatchObject({ body: { data: { status: 'pending', refused: ['contact-linked-elsewhere'] } } });
+    expect((await send(STRANGER, asked.body.data.command)).code).toEqual({ kind: 'refused', reason: 'used' });
+    expect(await json(await auth('GET', `/contacts/link/${asked.body.data.linkId}`, { cookie: other.cookie }))).toMatchObject({
+      body: { data: { status: 'refused', refused: ['contact-linked-elsewhere', 'used'] } },
+    });
+    expect(await json(await auth('GET', '/contacts', { cookie: other.cookie }))).toEqual({ status: 200, body: { items: [] } });
   });
 
   it('unlinks a contact: its id is shredded, it signs in no more', async () => {
@@ -185,7 +198,7 @@ describe('messenger sign-in and linked contacts', () => {
 
     const asked = await json(await auth('POST', '/messenger', { body: {} }));
     expect((await send(CONTACT, asked.body.data.command)).code).toEqual({ kind: 'confirmed' });
-    expect((await json(await auth('GET', `/messenger/${asked.body.data.pollToken}`))).status).toBe(400);
+    expect((await json(await auth('POST', `/messenger/${asked.body.data.pollToken}`))).status).toBe(400);
     // Linked again, it signs in again.
     await linkContact(user, CONTACT);
     expect((await json(await auth('GET', '/contacts', { cookie: user.cookie }))).body.items).toHaveLength(1);

@@ -1,8 +1,8 @@
 /**
  * E-mail sign-in end to end: the link goes through a real SMTP server running in the test
- * (smtp-server) and is read out of the received mail (mailparser); following it signs in once,
- * before it expires, with the interface's session cookie; attempts are limited; nothing of the link
- * is logged.
+ * (smtp-server) and is read out of the received mail (mailparser); following it opens the page
+ * whose POST signs in once, before it expires, with the interface's session cookie (a GET never
+ * signs in: issue 47); attempts are limited; nothing of the link is logged.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/account-fixture.ts';
@@ -23,6 +23,8 @@ describe('e-mail sign-in', () => {
     return new URL(link!).pathname;
   };
   const follow = (path: string, headers: Record<string, string> = {}) => fetch(`${relay.url}${path}`, { redirect: 'manual', headers });
+  /** What the page the link opens does when its button is pressed: POST the link. */
+  const signIn = (path: string, headers: Record<string, string> = {}) => fetch(`${relay.url}${path}`, { method: 'POST', headers });
   const cookieOf = (res: Response) => res.headers.get('set-cookie');
 
   beforeAll(async () => {
@@ -38,15 +40,17 @@ describe('e-mail sign-in', () => {
     await smtp?.close();
   });
 
-  it('mails a link to any address, which signs a new user in once, with the session cookie, and lands on /dashboard', async () => {
+  it('mails a link to any address, which opens the page whose POST signs a new user in once, with the session cookie', async () => {
     const asked = await ask('  New.User@Example.com ');
     expect(asked.status).toBe(202);
     expect(await asked.json()).toEqual({ success: true, data: { expiresAt: expect.any(String) } });
     const path = await linkFor('new.user@example.com');
 
-    const signedIn = await follow(path);
-    expect(signedIn.status).toBe(303);
-    expect(signedIn.headers.get('location')).toBe('/dashboard');
+    const followed = await follow(path);
+    expect({ status: followed.status, location: followed.headers.get('location'), cookie: cookieOf(followed) }).toEqual({ status: 303, location: `/dashboard/sign-in#${path.split('/').at(-1)}`, cookie: null });
+    const signedIn = await signIn(path);
+    expect(signedIn.status).toBe(200);
+    expect(await signedIn.json()).toEqual({ success: true, data: { signedIn: true, sessionId: expect.any(String) } });
     const cookie = cookieOf(signedIn)!;
     expect(cookie).toMatch(/^relay_session=rls_[A-Za-z0-9_-]{43}; Path=\/; Max-Age=2592000; HttpOnly; SameSite=Lax$/);
     const session = cookie.split(';')[0]!;
@@ -60,6 +64,7 @@ describe('e-mail sign-in', () => {
     expect(await home.text()).toContain('You are signed in as <strong>new.user@example.com</strong>');
 
     // Once only.
+    expect(await (await signIn(path)).json()).toEqual({ success: false, error: 'This sign-in link was used already: ask for a new one' });
     const again = await follow(path);
     expect({ status: again.status, location: again.headers.get('location'), cookie: cookieOf(again) }).toEqual({ status: 303, location: '/dashboard?signin=used', cookie: null });
     expect(await (await fetch(`${relay.url}/dashboard?signin=used`)).text()).toContain('This sign-in link was used already');
@@ -68,7 +73,7 @@ describe('e-mail sign-in', () => {
   it('marks the cookie Secure when the request came over HTTPS through a trusted proxy', async () => {
     const before = inbox.length;
     expect((await ask('secure@example.com')).status).toBe(202);
-    const res = await follow(await linkFor('secure@example.com', before), { 'x-forwarded-proto': 'https' });
+    const res = await signIn(await linkFor('secure@example.com', before), { 'x-forwarded-proto': 'https' });
     expect(cookieOf(res)).toMatch(/; HttpOnly; SameSite=Lax; Secure$/);
   });
 
@@ -118,7 +123,7 @@ describe('e-mail sign-in', () => {
   it('gives a recovery code once, which signs in once with the address, and withholds its hash from the history', async () => {
     const before = inbox.length;
     await ask('keeper@example.com');
-    const session = cookieOf(await follow(await linkFor('keeper@example.com', before)))!.split(';')[0]!;
+    const session = cookieOf(await signIn(await linkFor('keeper@example.com', before)))!.split(';')[0]!;
     const generate = () => fetch(`${relay.url}/dashboard/api/dashboard/recovery-code`, { method: 'POST', headers: { cookie: session } });
     const first = await generate();
     expect(first.status).toBe(200);

@@ -15,7 +15,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, createAccount, createKey, dashboard, waitFor, type Account } from '../support/account-fixture.ts';
+import { api, createAccount, createKey, dashboard, turnOnInviteLink, waitFor, type Account } from '../support/account-fixture.ts';
 import { ROOT, startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
 import { mockSignalCliClasspath } from '../support/signal-cli-mock-config.ts';
 import { findJava21, signalCliSkipReason, startSignalCliDaemon, type SignalCliDaemon } from '../support/signal-cli-daemon.ts';
@@ -159,7 +159,7 @@ describe.skipIf(skip !== '').each(RECEIVE_MODES)("Signal through the real signal
   it("makes the app-messenger's group on Signal's servers, where this mock stops: it refuses every change of a group after its creation", async () => {
     // mock-server 15.2.0 creates the group (PUT /v2/groups answers 200) but answers the first change
     // (PATCH /v2/groups: the invite link, or a member) with 500, "Group must have existing version".
-    const link = await dashboard(relay, account, 'GET', `/group/invite-link?appMessengerId=${appMessengerId}`);
+    const link = await turnOnInviteLink(relay, account, appMessengerId);
     expect(link.status).toBe(400);
     expect(link.body).toEqual({ success: false, error: 'Signal could not make the group change now (-32603)' });
     const view = await dashboard(relay, account, 'GET', `/group/members?appMessengerId=${appMessengerId}`);

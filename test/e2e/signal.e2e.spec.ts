@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeSignalCli, groupUpdateEnvelope } from '../support/fake-signal-cli.ts';
-import { api, createAccount, pollMessages, createKey, dashboard, waitFor, type Account } from '../support/account-fixture.ts';
+import { api, createAccount, pollMessages, createKey, dashboard, turnOnInviteLink, waitFor, type Account } from '../support/account-fixture.ts';
 import { BOT, envelopeFrom, GROUP } from '../support/signal-fixture.ts';
 import { startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
 
@@ -162,8 +162,9 @@ describe.each(['http', 'tcp'] as const)('Signal on signal-cli over %s (fake daem
     const onDaemon = fake.groups.group(listed.body.groupId);
     expect(onDaemon).toMatchObject({ account: BOT, name: 'Signal bot' });
     expect([...onDaemon!.admins].sort()).toEqual([CONTACT, BOT].sort());
-    const link = await dashboard(relay, account, 'GET', `/group/invite-link?appMessengerId=${appMessengerId}`);
+    const link = await turnOnInviteLink(relay, account, appMessengerId);
     expect(link).toEqual({ status: 200, body: { appMessengerId, messenger: 'signal', groupId: listed.body.groupId, inviteLink: onDaemon!.link } });
+    expect(await dashboard(relay, account, 'GET', `/group/invite-link?appMessengerId=${appMessengerId}`)).toEqual(link);
     // Someone joins by the link: signal-cli tells the group's members, and the list is read again at once.
     fake.groups.join(listed.body.groupId, '+15550100055');
     fake.receive(BOT, groupUpdateEnvelope({ number: '+15550100055', uuid: '5b0a1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d' }, listed.body.groupId, ++clock));

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeSimplexChat } from '../support/fake-simplex-chat.ts';
-import { api, createAccount, pollMessages, createApp, createKey, dashboard, waitFor, type Account } from '../support/account-fixture.ts';
+import { api, createAccount, pollMessages, createApp, createKey, dashboard, turnOnInviteLink, waitFor, type Account } from '../support/account-fixture.ts';
 import { startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
 
 describe('SimpleX on simplex-chat (fake daemon)', () => {
@@ -104,7 +104,7 @@ describe('SimpleX on simplex-chat (fake daemon)', () => {
     expect((await dashboard(relay, account, 'POST', '/group/promote-admin', { appMessengerId, contactId: String(contact) })).status).toBe(200);
     expect(group.members[0]).toMatchObject({ memberContactId: contact, memberRole: 'admin' });
 
-    const link = await dashboard(relay, account, 'GET', `/group/invite-link?appMessengerId=${appMessengerId}`);
+    const link = await turnOnInviteLink(relay, account, appMessengerId);
     expect(link).toEqual({ status: 200, body: { appMessengerId, messenger: 'simplex', groupId: invited.body.groupId, inviteLink: group.link!.connShortLink } });
     expect(await dashboard(relay, account, 'POST', '/group/members/add', { appMessengerId, contactId: '424242' })).toEqual({
       status: 400,

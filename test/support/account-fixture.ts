@@ -28,6 +28,12 @@ export const dashboard = async (relay: RelayProcess, account: Account, method: s
   return { status: res.status, body: (await res.json()) as any };
 };
 
+/** Turns the invite link of an app-messenger's group on: Relay's own route (the interface's GET only reads it). */
+export const turnOnInviteLink = async (relay: RelayProcess, account: Account, appMessengerId: string) => {
+  const res = await fetch(`${relay.url}/dashboard/group/invite-link`, { method: 'POST', headers: { cookie: account.cookie, 'content-type': 'application/json' }, body: JSON.stringify({ appMessengerId }) });
+  return { status: res.status, body: (await res.json()) as any };
+};
+
 export interface AppFixture {
   appId: string;
   messengers: Array<{ id: string; messenger: string; address: string | null; status: string }>;

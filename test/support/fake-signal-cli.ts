@@ -40,6 +40,8 @@ export interface FakeSignalCliOptions {
    * (on Signal's servers, in the real world).
    */
   readonly receiveMode?: 'on-start' | 'manual';
+  /** startLink answers after this many milliseconds (a daemon that asks Signal's servers first). */
+  readonly startLinkDelayMs?: number;
 }
 
 type Request = { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: Record<string, unknown> };
@@ -54,6 +56,10 @@ export class FakeSignalCli {
   private readonly accounts = new Set<string>();
   private readonly failures = new Map<string, SendResultType[]>();
   private readonly callErrors: Array<{ code: number; message: string }> = [];
+  /** Errors for the next calls of one method. */
+  private readonly methodErrors = new Map<string, Array<{ code: number; message: string }>>();
+  /** How many times each method was called. */
+  private readonly calls = new Map<string, number>();
   /** Each event stream with the accounts it covers: its `?account=`, else the accounts there were when it opened. */
   private readonly sseClients = new Map<http.ServerResponse, ReadonlySet<string>>();
   private readonly tcpClients = new Set<net.Socket>();
@@ -102,6 +108,20 @@ export class FakeSignalCli {
   /** The next call of any method is answered with this error. */
   failNextCall(code: number, message: string): void {
     this.callErrors.push({ code, message });
+  }
+
+  /** The next call of `method` is answered with this error (other methods are answered as usual). */
+  failNextCallOf(method: string, code: number, message: string): void {
+    this.methodErrors.set(method, [...(this.methodErrors.get(method) ?? []), { code, message }]);
+  }
+
+  /** How many times `method` was called so far. */
+  callsOf(method: string): number {
+    return this.calls.get(method) ?? 0;
+  }
+
+  private counted(method: string): void {
+    this.calls.set(method, this.callsOf(method) + 1);
   }
 
   /** As if a contact's message reached `account`: a `receive` notification to every listener. */
@@ -171,14 +191,18 @@ export class FakeSignalCli {
 
   /** Answers that come later (finishLink waits for the phone). */
   private answerLater(request: Request): Promise<object> | undefined {
+    const delay = this.options.startLinkDelayMs ?? 0;
+    if (request?.method === 'startLink' && delay > 0) return new Promise((resolve) => setTimeout(() => resolve(this.answer(request) ?? {}), delay));
     if (request?.method !== 'finishLink') return undefined;
+    this.counted('finishLink');
     const uri = String(request.params?.deviceLinkUri ?? '');
     return new Promise((resolve) => this.links.set(uri, (account) => resolve(success(request.id, { number: account }))));
   }
 
   private answer(request: Request, socket?: net.Socket): object | undefined {
     if (typeof request !== 'object' || request === null || typeof request.method !== 'string') return error(request?.id, -32600, 'method field must be set');
-    const injected = this.callErrors.shift();
+    this.counted(request.method);
+    const injected = this.methodErrors.get(request.method)?.shift() ?? this.callErrors.shift();
     const reply = (body: object) => (request.id === undefined ? undefined : body);
     if (injected) return reply(error(request.id, injected.code, injected.message));
     const params = request.params ?? {};

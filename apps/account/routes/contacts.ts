@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { fold } from '../../../domain/shared/decider.ts';
 import { messengerCodeDecider, messengerCodeStreamName } from '../../../domain/messenger-code/decider.ts';
-import type { MessengerCodeEvent } from '../../../domain/messenger-code/events.ts';
+import { ENDING_REFUSALS, type MessengerCodeEvent } from '../../../domain/messenger-code/events.ts';
 import { MAX_LINKED_CONTACTS, userDecider, userStreamName } from '../../../domain/user/decider.ts';
 import type { UserEvent } from '../../../domain/user/events.ts';
 import { RateLimiter } from '../../api/rate-limiter.ts';
@@ -59,7 +59,8 @@ export const contactRoutes =
       if (code.status === 'none' || code.purpose !== 'link' || code.userId !== user.id) return fail(reply, 400, LINK_NOT_FOUND);
       await ctx.projections.catchUp();
       const linked = ctx.models.users.contactsOf(user.id).find((c) => c.contactLinkId === linkId);
-      const status: 'linked' | 'expired' | 'pending' = linked ? 'linked' : code.status === 'issued' && Date.now() >= code.expiresAt ? 'expired' : 'pending';
+      const ended = code.status === 'issued' && code.refused.some((reason) => ENDING_REFUSALS.includes(reason));
+      const status: 'linked' | 'expired' | 'pending' | 'refused' = linked ? 'linked' : ended ? 'refused' : code.status === 'issued' && Date.now() >= code.expiresAt ? 'expired' : 'pending';
       return {
         success: true as const,
         data: {

@@ -2,7 +2,10 @@ import { hashKey } from '../../../infra/crypto/keys.ts';
 import { clientOf, signInWithCookie, tooManySignIns } from '../signed-in-cookie.ts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { SIGN_IN_ERRORS, signInDecider, signInStreamName } from '../../../domain/signin/decider.ts';
+import { SIGN_IN_ERRORS, signInDecider, signInStreamName, type SignInState } from '../../../domain/signin/decider.ts';
+import type { SignInEvent } from '../../../domain/signin/events.ts';
+import { fold } from '../../../domain/shared/decider.ts';
+import { isDomainError } from '../../../domain/shared/errors.ts';
 import { openSmtpMailer, type Mailer } from '../../../infra/mail/mailer.ts';
 import { RateLimiter } from '../../api/rate-limiter.ts';
 import type { RelayContext } from '../../boot/context.ts';
@@ -15,8 +18,10 @@ import { emailSignInResponse, recoveredResponse, signInLinkResponse } from '../r
 import { RECOVERY_REFUSED, userDecider, userStreamName } from '../../../domain/user/decider.ts';
 import { recoveryCodeHash } from './recovery-code.ts';
 
-/** Where a followed link lands: the dashboard's home, with `?signin=` saying why when it did not sign in. */
+/** Where a followed link lands: the dashboard's home, with `?signin=` saying why when it cannot sign in. */
 export const DASHBOARD_HOME = '/dashboard';
+/** The page a link that can sign in opens: its button posts the link (same-origin), `#<link>` after it. */
+export const CONFIRM_PAGE = '/dashboard/sign-in';
 
 const SIGN_IN_WINDOW_MS = 15 * 60_000;
 const LINK = /^([0-9a-f]{24})\.([A-Za-z0-9_-]{43})$/;
@@ -25,10 +30,11 @@ const LINK = /^([0-9a-f]{24})\.([A-Za-z0-9_-]{43})$/;
 /**
  * Passwordless sign-in by e-mail, under `/dashboard/auth` (outside the interface's prefix):
  * `POST /email {email}` sends a one-time link (any address: a new user is made at their first
- * sign-in, so the answer tells nothing of who has an account), and the link, `GET
- * /email/<signInId>.<secret>`, signs in once within `SIGN_IN_LINK_TTL_SECONDS` and lands on
- * `/dashboard` with the `relay_session` cookie. Only the secret's hash is kept; the link is never
- * logged. Attempts are limited per address and per client.
+ * sign-in, so the answer tells nothing of who has an account). Following the link, `GET
+ * /email/<signInId>.<secret>`, opens the page that finishes the sign-in; its button posts the link
+ * (`POST /email/<signInId>.<secret>`, same-origin, through the proxy), which signs in once within
+ * `SIGN_IN_LINK_TTL_SECONDS` with the `relay_session` cookie. Only the secret's hash is kept; the
+ * link is never logged. Attempts are limited per address and per client.
  */
 export const signInRoutes =
   (ctx: RelayContext): FastifyPluginAsyncZod =>
@@ -86,27 +92,54 @@ export const signInRoutes =
       return reply.send({ success: true, data: { signedIn: true, sessionId: session.sessionId } });
     });
 
-    app.get('/email/:link', { schema: { summary: 'Follows a sign-in link: sets the relay_session cookie and lands on /dashboard', security: [], params: z.object({ link: z.string() }), response: { 303: signInLinkResponse } } }, async (request, reply) => {
+    /** The command a link makes of its sign-in's state, with the address it signs in. */
+    const completion = (state: SignInState, secret: string, now: Date) => {
+      const email = state.status === 'none' ? '' : state.email;
+      return { email, command: { type: 'CompleteEmailSignIn' as const, data: { secretHash: hashKey(secret), userId: email === '' ? '' : userIdForEmail(email), now } } };
+    };
+
+    // Following the link (a GET: a mail scanner, a link preview or another site may make it) signs
+    // nobody in and uses nothing up (issue 47, login CSRF): a link that would sign in lands on the
+    // page that asks the person to, its token in the fragment (never sent to a server again); one
+    // that would not lands on /dashboard saying why, as before.
+    app.get('/email/:link', { schema: { summary: 'Follows a sign-in link: lands on the page that finishes the sign-in (POST), or on /dashboard saying why it cannot', security: [], params: z.object({ link: z.string() }), response: { 303: signInLinkResponse } } }, async (request, reply) => {
       const landing = (why: 'invalid' | 'expired' | 'used') => reply.code(303).header('location', `${DASHBOARD_HOME}?signin=${why}`).send({ success: false, error: why });
       const parsed = LINK.exec(request.params.link);
       if (!parsed) return landing('invalid');
       const [, signInId, secret] = parsed as unknown as [string, string, string];
-      const now = new Date();
-      let email = '';
-      const result = await handleCommand(
-        ctx.store,
-        signInStreamName(signInId),
-        signInDecider,
-        (state) => {
-          if (state.status !== 'none') email = state.email;
-          return { type: 'CompleteEmailSignIn' as const, data: { secretHash: hashKey(secret), userId: email === '' ? '' : userIdForEmail(email), now } };
-        },
-        { actor: 'anonymous', correlationId: request.id },
-      );
-      if (!result.ok) return landing(result.error.message === SIGN_IN_ERRORS.used ? 'used' : result.error.message === SIGN_IN_ERRORS.expired ? 'expired' : 'invalid');
-      const [event] = result.events;
+      const state = fold(signInDecider, (await ctx.store.readStream(signInStreamName(signInId))).events as unknown as SignInEvent[]);
+      const decision = signInDecider.decide(completion(state, secret, new Date()).command, state);
+      if (isDomainError(decision)) return landing(decision.message === SIGN_IN_ERRORS.used ? 'used' : decision.message === SIGN_IN_ERRORS.expired ? 'expired' : 'invalid');
+      const [event] = decision;
       if (event?.type === 'EmailSignInRefused') return landing(event.data.reason);
-      await signInWithCookie(ctx, email, request, reply);
-      return reply.code(303).header('location', DASHBOARD_HOME).send({ success: true, data: { signedIn: true } });
+      return reply.code(303).header('location', `${CONFIRM_PAGE}#${request.params.link}`).header('cache-control', 'no-store').send({ success: true, data: { signedIn: false } });
     });
+
+    app.post(
+      '/email/:link',
+      { schema: { summary: 'Signs in once with a sign-in link (what the page the link opens posts): sets the relay_session cookie', security: [], params: z.object({ link: z.string() }), response: { 200: recoveredResponse } } },
+      async (request, reply) => {
+        const parsed = LINK.exec(request.params.link);
+        if (!parsed) return fail(reply, 400, SIGN_IN_ERRORS.invalid);
+        const [, signInId, secret] = parsed as unknown as [string, string, string];
+        const now = new Date();
+        let email = '';
+        const result = await handleCommand(
+          ctx.store,
+          signInStreamName(signInId),
+          signInDecider,
+          (state) => {
+            const decided = completion(state, secret, now);
+            email = decided.email;
+            return decided.command;
+          },
+          { actor: 'anonymous', correlationId: request.id },
+        );
+        if (!result.ok) return fail(reply, 400, result.error.message);
+        const [event] = result.events;
+        if (event?.type === 'EmailSignInRefused') return fail(reply, 400, SIGN_IN_ERRORS[event.data.reason]);
+        const session = await signInWithCookie(ctx, email, request, reply);
+        return reply.header('cache-control', 'no-store').send({ success: true, data: { signedIn: true, sessionId: session.sessionId } });
+      },
+    );
   };

@@ -254,7 +254,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The invite link of the app-messenger's group (turned on, and the group made, if need be) */
+        /** The invite link of the app-messenger's group, as it is: null until it is turned on (POST /dashboard/group/invite-link); reading changes nothing */
         get: operations["getGroupInviteLink"];
         put?: never;
         post?: never;
@@ -459,10 +459,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Follows a sign-in link: sets the relay_session cookie and lands on /dashboard */
+        /** Follows a sign-in link: lands on the page that finishes the sign-in (POST), or on /dashboard saying why it cannot */
         get: operations["getAuthEmailByLink"];
         put?: never;
-        post?: never;
+        /** Signs in once with a sign-in link (what the page the link opens posts): sets the relay_session cookie */
+        post: operations["postAuthEmailByLink"];
         delete?: never;
         options?: never;
         head?: never;
@@ -493,10 +494,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Follows a sign-in through a messenger: pending until the code was sent, then signs in once */
+        /** Follows a sign-in through a messenger: pending until the code was sent, then confirmed (a GET never signs in) */
         get: operations["getAuthMessengerByPollToken"];
         put?: never;
-        post?: never;
+        /** Signs in through a messenger once the code was sent (the browser that asked posts its poll token): pending until then */
+        post: operations["postAuthMessengerByPollToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -566,6 +568,23 @@ export interface paths {
         post?: never;
         /** Unlinks a contact (its sealed contact id is shredded) */
         delete: operations["deleteAuthContactsById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/group/invite-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Turns the invite link of the app-messenger's group on (the group made if need be), and gives it */
+        post: operations["postDashboardGroupInviteLink"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -724,6 +743,14 @@ export interface components {
             messenger: "signal" | "simplex" | "session";
             groupId: string;
             inviteLink: string;
+        };
+        GroupInviteLinkRead: {
+            appMessengerId: string;
+            /** @enum {string} */
+            messenger: "signal" | "simplex" | "session";
+            groupId: string | null;
+            /** @description null until turned on with POST /dashboard/group/invite-link */
+            inviteLink: string | null;
         };
         NotificationPreferences: {
             categories: ("message-abandoned" | "messenger-health" | "sign-in" | "credentials" | "invoices")[];
@@ -1729,27 +1756,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GroupInviteLink"];
-                };
-            };
-            /** @description The messenger has not answered yet: the invite link is made meanwhile */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            requestId: string;
-                            appMessengerId: string;
-                            /** @enum {string} */
-                            operation: "invite-link";
-                            /** @enum {string} */
-                            status: "pending";
-                        };
-                    };
+                    "application/json": components["schemas"]["GroupInviteLinkRead"];
                 };
             };
             /** @description A bad request, in the interface's words */
@@ -2413,7 +2420,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A redirect (Location) to /dashboard: signed in with the relay_session cookie, or to /dashboard?signin=<why> (invalid, expired, used) */
+            /** @description A redirect (Location): to /dashboard/sign-in#<link>, whose button signs in (POST), or to /dashboard?signin=<why> (invalid, expired, used); a GET never signs in */
             303: {
                 headers: {
                     [name: string]: unknown;
@@ -2424,13 +2431,56 @@ export interface operations {
                         success: true;
                         data: {
                             /** @enum {boolean} */
-                            signedIn: true;
+                            signedIn: false;
                         };
                     } | {
                         /** @enum {boolean} */
                         success: false;
                         /** @enum {string} */
                         error: "invalid" | "expired" | "used";
+                    };
+                };
+            };
+            /** @description A bad request, in the interface's words */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    postAuthEmailByLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                link: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed in: the relay_session cookie is set */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {boolean} */
+                            signedIn: true;
+                            sessionId: string;
+                        };
                     };
                 };
             };
@@ -2495,6 +2545,55 @@ export interface operations {
         };
     };
     getAuthMessengerByPollToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                pollToken: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {string} */
+                            status: "pending";
+                            /** @description Until when the code can be sent */
+                            expiresAt?: string;
+                        } | {
+                            /** @enum {string} */
+                            status: "confirmed";
+                            /** @description ISO 8601 */
+                            expiresAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description A bad request, in the interface's words */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    postAuthMessengerByPollToken: {
         parameters: {
             query?: never;
             header?: never;
@@ -2608,8 +2707,11 @@ export interface operations {
                         success: true;
                         data: {
                             linkId: string;
-                            /** @enum {string} */
-                            status: "pending" | "linked" | "expired";
+                            /**
+                             * @description refused: a contact sent the code and was refused in a way that ends it (linked to another account, or over its attempt limit)
+                             * @enum {string}
+                             */
+                            status: "pending" | "linked" | "expired" | "refused";
                             /** @description ISO 8601 */
                             expiresAt: string;
                             /** @description The contact linked (linked only) */
@@ -2621,7 +2723,7 @@ export interface operations {
                                 linkedAt: string;
                             };
                             /** @description Why a contact that sent the code was refused */
-                            refused: ("expired" | "used" | "contact-not-linked" | "contact-linked-elsewhere")[];
+                            refused: ("expired" | "used" | "contact-not-linked" | "contact-linked-elsewhere" | "throttled")[];
                         };
                     };
                 };
@@ -2707,6 +2809,65 @@ export interface operations {
                             id: string;
                             /** @enum {boolean} */
                             unlinked: true;
+                        };
+                    };
+                };
+            };
+            /** @description A bad request, in the interface's words */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    postDashboardGroupInviteLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    appMessengerId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupInviteLink"];
+                };
+            };
+            /** @description The messenger has not answered yet: the invite link is made meanwhile */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            requestId: string;
+                            appMessengerId: string;
+                            /** @enum {string} */
+                            operation: "invite-link";
+                            /** @enum {string} */
+                            status: "pending";
                         };
                     };
                 };

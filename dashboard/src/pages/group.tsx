@@ -12,7 +12,7 @@ export const Group = (props: { messenger: components['schemas']['AppMessenger'];
   const [members, setMembers] = useState<Members | undefined>();
   const [failure, setFailure] = useState<Failure | undefined>();
   const [contactId, setContactId] = useState('');
-  const [invite, setInvite] = useState<string | undefined>();
+  const [invite, setInvite] = useState<string | null | undefined>();
   const [said, setSaid] = useState<string | undefined>();
 
   const load = async () => {
@@ -31,12 +31,23 @@ export const Group = (props: { messenger: components['schemas']['AppMessenger'];
     await load();
   };
 
-  const askInvite = async () => {
+  // Reading the link changes nothing; turning it on is a POST of Relay's own (same-origin).
+  const showInvite = async () => {
     setFailure(undefined);
     const outcome = await run(api.GET('/dashboard/api/dashboard/group/invite-link', { params: { query: { appMessengerId } } }));
     if (!outcome.ok) return setFailure(outcome.failure);
+    setInvite(outcome.data.inviteLink);
+    if (outcome.data.inviteLink === null) setSaid('The group has no invite link yet: anyone with one can join, so it is on only when you turn it on.');
+  };
+
+  const turnInviteOn = async () => {
+    setFailure(undefined);
+    setSaid(undefined);
+    const outcome = await run(api.POST('/dashboard/group/invite-link', { body: { appMessengerId } }));
+    if (!outcome.ok) return setFailure(outcome.failure);
     if ('inviteLink' in outcome.data) setInvite(outcome.data.inviteLink);
-    else setSaid(`The invite link is being made by ${props.name}: ask again in a moment.`);
+    else setSaid(`The invite link is being made by ${props.name}: show it again in a moment.`);
+    await load();
   };
 
   return (
@@ -97,9 +108,14 @@ export const Group = (props: { messenger: components['schemas']['AppMessenger'];
             <input id={`add-${appMessengerId}`} required value={contactId} onInput={(e) => setContactId((e.target as HTMLInputElement).value)} />
             <button type="submit">Add to the group</button>
           </form>
-          <button type="button" onClick={askInvite}>
+          <button type="button" onClick={showInvite}>
             Show the invite link
           </button>
+          {invite === null && (
+            <button type="button" onClick={turnInviteOn}>
+              Turn the invite link on
+            </button>
+          )}
           {invite && <Qr text={invite} label={`QR code of the ${props.name} group's invite link`} />}
         </>
       )}

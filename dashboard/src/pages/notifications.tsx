@@ -39,7 +39,14 @@ export const Notifications = (props: { onFailure: (failure: Failure) => void }) 
       if (!outcome.ok || outcome.data.data.status !== 'pending') {
         clearInterval(timer);
         setLinking(undefined);
-        if (outcome.ok) setSaid(outcome.data.data.status === 'linked' ? 'The contact is linked.' : 'The code expired before it arrived: ask for a new one.');
+        if (outcome.ok)
+          setSaid(
+            outcome.data.data.status === 'linked'
+              ? 'The contact is linked.'
+              : outcome.data.data.status === 'refused'
+                ? 'The contact that sent the code was refused (it is linked to another account, or sent too many codes), and the code no longer works: ask for a new one.'
+                : 'The code expired before it arrived: ask for a new one.',
+          );
         else setFailure(outcome.failure);
         await load();
       }

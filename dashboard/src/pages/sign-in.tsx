@@ -34,10 +34,14 @@ export const SignIn = (props: { mail: boolean; why: string | null; onSignedIn: (
     else setFailure(outcome.failure);
   };
 
+  // The page follows the code with GETs, which never sign in; once a linked contact sent it, this
+  // browser (the one that asked) posts its poll token, which signs it in.
   useEffect(() => {
     if (!code) return;
+    const path = { params: { path: { pollToken: code.pollToken } } };
     const timer = setInterval(async () => {
-      const outcome = await run(api.GET('/dashboard/auth/messenger/{pollToken}', { params: { path: { pollToken: code.pollToken } } }));
+      const polled = await run(api.GET('/dashboard/auth/messenger/{pollToken}', path));
+      const outcome = polled.ok && polled.data.data.status === 'confirmed' ? await run(api.POST('/dashboard/auth/messenger/{pollToken}', path)) : polled;
       if (outcome.ok && outcome.data.data.status === 'signed-in') {
         clearInterval(timer);
         props.onSignedIn();
@@ -103,6 +107,49 @@ export const SignIn = (props: { mail: boolean; why: string | null; onSignedIn: (
         <input id="recover-code" autocomplete="off" required value={recovery.code} onInput={(e) => setRecovery({ ...recovery, code: (e.target as HTMLInputElement).value })} />
         <button type="submit">Sign in with the recovery code</button>
       </form>
+    </section>
+  );
+};
+
+/**
+ * The page a sign-in link opens (`/dashboard/sign-in#<link>`): following the link signed nobody in
+ * (a mail scanner or another site may open it); this button posts it, from this origin only.
+ */
+export const ConfirmSignIn = (props: { onSignedIn: () => void }) => {
+  const [link] = useState(() => location.hash.slice(1));
+  const [failure, setFailure] = useState<Failure | undefined>();
+  const [busy, setBusy] = useState(false);
+
+  // The link stays in this page's memory only: not in the address bar, the history or a bookmark.
+  useEffect(() => {
+    if (location.hash) history.replaceState(null, '', location.pathname);
+  }, []);
+
+  const signIn = async () => {
+    setBusy(true);
+    setFailure(undefined);
+    const outcome = await run(api.POST('/dashboard/auth/email/{link}', { params: { path: { link } } }));
+    setBusy(false);
+    if (outcome.ok) props.onSignedIn();
+    else setFailure(outcome.failure);
+  };
+
+  return (
+    <section aria-labelledby="confirm-sign-in">
+      <h1 id="confirm-sign-in">Finish signing in</h1>
+      <ErrorNote failure={failure} />
+      {link === '' ? (
+        <p>
+          This page finishes a sign-in with the link from your mail, but it was opened without one. Follow the link again, or <a href="/dashboard">ask for a new one</a>.
+        </p>
+      ) : (
+        <>
+          <p>You followed a sign-in link for Relay. Sign in with it in this browser? The link works once.</p>
+          <button type="button" onClick={signIn} disabled={busy}>
+            Sign in
+          </button>
+        </>
+      )}
     </section>
   );
 };

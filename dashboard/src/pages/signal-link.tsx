@@ -7,7 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { failureOf, type Failure } from '../api';
 import { ErrorNote, Qr } from '../ui';
 
-type State = { status: 'none' } | { status: 'pending'; uri: string } | { status: 'linked'; account: string } | { status: 'failed'; reason: string };
+type State = { status: 'none' } | { status: 'starting' } | { status: 'pending'; uri: string } | { status: 'linked'; account: string } | { status: 'failed'; reason: string };
 
 const call = async (path: string, body?: unknown): Promise<{ ok: true; state: State } | { ok: false; failure: Failure }> => {
   try {
