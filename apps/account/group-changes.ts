@@ -11,7 +11,6 @@ import { newId } from '../../infra/ids/new-id.ts';
 import { DataKeyGoneError } from '../../infra/event-store/port.ts';
 import { groupMemberLimitOf } from '../../infra/messenger/messenger-rules.ts';
 import type { AppMessengerView } from '../../projections/apps/apps-projection.ts';
-import { RateLimiter } from '../api/rate-limiter.ts';
 import type { RelayContext } from '../boot/context.ts';
 import { GroupKeyGoneError, groupKeyOf, openGroupField, openGroupKey, sealGroupField, type GroupKey } from '../commands/group-seal.ts';
 import { handleCommand } from '../commands/handle-command.ts';
@@ -46,7 +45,7 @@ export const groupGoneHandler = (error: Error, _request: FastifyRequest, reply: 
 
 export const groupChanges = (ctx: RelayContext): GroupChanges => {
   /** Group changes per user and minute (issue 23: they were unthrottled). */
-  const limiter = new RateLimiter(60_000, 60_000);
+  const limiter = ctx.limits.limiter(60_000);
   const keyOf = (keyId: string) => openGroupKey(ctx.store.keys, ctx.sealer, keyId);
 
   return {
@@ -75,7 +74,7 @@ export const groupChanges = (ctx: RelayContext): GroupChanges => {
       const limit = groupMemberLimitOf(appMessenger.messenger);
       if (operation === 'add-member' && (ctx.models.groups.group(appMessenger.id)?.memberCount ?? 0) >= limit)
         return void fail(reply, 400, `The group is full: at most ${limit} members on ${appMessenger.messenger}`);
-      const budget = limiter.consume(`group:${userId}`, 1, ctx.config.GROUP_CHANGES_PER_MIN);
+      const budget = await limiter.consume(`group:${userId}`, 1, ctx.config.GROUP_CHANGES_PER_MIN);
       if (!budget.allowed) return void failLimited(reply, budget.resetAt, 'Too many group changes: try again later');
       const app = ctx.models.apps.app(appMessenger.appId)!;
       const requestId = newId.groupRequest();

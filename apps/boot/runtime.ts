@@ -12,7 +12,7 @@ import { createReadModels } from '../../projections/read-models.ts';
 import { startDeliveryWorker } from '../pipeline/delivery-worker.ts';
 import { inboundDepsOf, receiveInbound } from '../pipeline/inbound-receiver.ts';
 import { newCodeAttemptLimiter } from '../pipeline/code-commands.ts';
-import type { RateLimiter } from '../api/rate-limiter.ts';
+import type { Limiter } from '../limits/limiter.ts';
 import { createBodyOpener } from '../pipeline/sealed-bodies.ts';
 import { messageRetentionMs, type Config } from './config.ts';
 import { SealingWindows } from '../commands/sealing-windows.ts';
@@ -62,6 +62,7 @@ export const openContext = async (
     throw error;
   });
   const secrets = createSecretBox(secretKey);
+  const keyedHash = createKeyedHash(secretKey);
   const sealer = createMessageSealer(secrets);
   const projections = await startProjectionRunner(store, models.all, log.child({ component: 'projections' }), {
     file: readModelsSnapshotFile(config),
@@ -84,13 +85,13 @@ export const openContext = async (
     models,
     projections,
     secrets,
-    keyedHash: createKeyedHash(secretKey),
+    keyedHash,
     sealer,
     sealing: new SealingWindows(sealer, store.keys, { windowMs: SEALING_WINDOW_MS, maxUses: SEALING_WINDOW_MAX_USES, retentionMs: messageRetentionMs(config) }, log.child({ component: 'sealing' })),
     deliveryPolicy,
     metrics: createMetrics({ store, broker, deliveryPolicy, apps: models.apps, processWide: options.processMetrics ?? true }),
     readiness: new Readiness(),
-    limits: await openLimits(config, log),
+    limits: await openLimits(config, log, keyedHash),
   };
 };
 
@@ -231,7 +232,7 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
   const consumers: Consumer[] = [];
   const leased: LeasedRoles[] = [];
   let connectors: Connectors | undefined;
-  let codeAttempts: RateLimiter | undefined;
+  let codeAttempts: Limiter | undefined;
   let http: HttpParts | undefined;
 
   try {
@@ -241,7 +242,7 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
       // administrator runs where its lease is, and hears the daemons' group events there.
       const groups: { current: GroupAdministrator | undefined } = { current: undefined };
       leased.push(await runLeasedRoles(ctx.broker, 'gateway', gatewayRoles(ctx, connectors!, groups), ctx.log.child({ component: 'roles' }), rolesGauge(ctx, 'gateway', GATEWAY_ROLES)));
-      codeAttempts = newCodeAttemptLimiter();
+      codeAttempts = newCodeAttemptLimiter(ctx.limits);
       const inbound = inboundDepsOf(ctx, codeAttempts);
       for (const connector of connectors!.byMessenger.values()) {
         await connector.listen(

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { KeyedHash } from '../../infra/crypto/keyed-hash.ts';
 import type { LimitStore } from '../../infra/limits/port.ts';
 import { MemorySeatStore, type SeatStore } from '../../infra/limits/seats.ts';
 import { RateLimiter } from '../api/rate-limiter.ts';
@@ -23,7 +24,7 @@ export interface Limits {
   close(): Promise<void>;
 }
 
-export const openLimits = async (config: Config, log: Logger): Promise<Limits> => {
+export const openLimits = async (config: Config, log: Logger, keyedHash: KeyedHash): Promise<Limits> => {
   if (config.EVENT_STORE === 'sqlite' || config.DATABASE_URL === undefined) {
     const seats = new MemorySeatStore();
     return { shared: false, limiter: (windowMs, evictEveryMs = windowMs) => new RateLimiter(windowMs, evictEveryMs), seats, close: () => seats.close() };
@@ -42,6 +43,7 @@ export const openLimits = async (config: Config, log: Logger): Promise<Limits> =
       const limiter = new SlicedLimiter(store, {
         windowMs,
         evictEveryMs,
+        storeKey: (key) => keyedHash.ref('rate-limit', key),
         onStoreFailure: (error) => log.warn({ component: 'limits', reason: error.message }, 'the shared rate-limit store cannot be reached: each instance holds the limits alone until it answers'),
       });
       made.push(limiter);

@@ -32,6 +32,8 @@ export interface SlicedLimiterOptions {
   readonly sliceOf?: (limit: number) => number;
   readonly now?: () => number;
   readonly onStoreFailure?: (error: Error) => void;
+  /** The name a key has in the store (a keyed hash: keys hold addresses and e-mail addresses, not written down in clear). */
+  readonly storeKey?: (key: string) => string;
 }
 
 interface Slice {
@@ -88,7 +90,7 @@ export class SlicedLimiter implements Limiter {
   close(): void {
     for (const timer of this.timers) clearInterval(timer);
     this.fallback.close();
-    for (const [key, slice] of this.slices) if (slice.left > 0) void this.store.giveBack(key, slice.windowStart, slice.left).catch(() => undefined);
+    for (const [key, slice] of this.slices) if (slice.left > 0) void this.store.giveBack(this.storeKeyOf(key), slice.windowStart, slice.left).catch(() => undefined);
     this.slices.clear();
   }
 
@@ -110,6 +112,10 @@ export class SlicedLimiter implements Limiter {
     slice.left -= cost;
     slice.lastUsed = now;
     return { allowed: true, remaining: Math.max(0, limit - slice.grantedTotal + slice.left), resetAt: slice.resetAt };
+  }
+
+  private storeKeyOf(key: string): string {
+    return this.options.storeKey ? this.options.storeKey(key) : key;
   }
 
   private refuse(slice: Slice, limit: number): LimitDecision {
@@ -149,7 +155,7 @@ export class SlicedLimiter implements Limiter {
         const units = after.left;
         after.left = 0;
         after.grantedTotal -= units;
-        void this.store.giveBack(key, after.windowStart, units).catch(() => undefined);
+        void this.store.giveBack(this.storeKeyOf(key), after.windowStart, units).catch(() => undefined);
       }
       return decision;
     }
@@ -159,7 +165,7 @@ export class SlicedLimiter implements Limiter {
   private async lease(key: string, want: number, limit: number, now: number): Promise<boolean> {
     let lease;
     try {
-      lease = await this.store.lease(key, want, limit, this.options.windowMs, now);
+      lease = await this.store.lease(this.storeKeyOf(key), want, limit, this.options.windowMs, now);
     } catch (error) {
       if (!(error instanceof LimitStoreUnavailableError)) throw error;
       if (!this.storeFailing) this.options.onStoreFailure?.(error);
@@ -192,7 +198,7 @@ export class SlicedLimiter implements Limiter {
       const units = slice.left;
       slice.left = 0;
       slice.grantedTotal -= units;
-      returns.push(this.store.giveBack(key, slice.windowStart, units).catch(() => undefined));
+      returns.push(this.store.giveBack(this.storeKeyOf(key), slice.windowStart, units).catch(() => undefined));
     }
     await Promise.all(returns);
   }

@@ -7,7 +7,8 @@ import type { MessageSealer } from '../../infra/crypto/message-sealer.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
 import type { InboundFromContact } from '../../infra/messenger/port.ts';
 import type { UsersProjection } from '../../projections/users/users-projection.ts';
-import { RateLimiter } from '../api/rate-limiter.ts';
+import type { Limiter } from '../limits/limiter.ts';
+import type { Limits } from '../limits/open-limits.ts';
 import { handleCommand } from '../commands/handle-command.ts';
 import { newContactKey, sealContact } from '../commands/contact-seal.ts';
 
@@ -17,14 +18,15 @@ export interface CodeCommandDeps {
   readonly keyedHash: KeyedHash;
   readonly users: Pick<UsersProjection, 'userOfContact'>;
   /** Code attempts per contact (a guess of someone else's code costs a message each, and this many per window). */
-  readonly attempts: RateLimiter;
+  readonly attempts: Limiter;
 }
 
 /** Codes one contact may send in `CODE_ATTEMPT_WINDOW_MS`; more are refused, and end the codes they name. */
 export const CODE_ATTEMPTS_PER_CONTACT = 10;
 export const CODE_ATTEMPT_WINDOW_MS = 10 * 60_000;
 
-export const newCodeAttemptLimiter = () => new RateLimiter(CODE_ATTEMPT_WINDOW_MS, CODE_ATTEMPT_WINDOW_MS);
+/** Code attempts per contact: the context's limits, shared by the instances on PostgreSQL. */
+export const newCodeAttemptLimiter = (limits: Pick<Limits, 'limiter'>): Limiter => limits.limiter(CODE_ATTEMPT_WINDOW_MS);
 
 /** What a message did as a code command (for the log; the message itself is recorded and polled either way). */
 export type CodeCommandOutcome =
@@ -54,7 +56,7 @@ export const actOnCodeCommand = async (deps: CodeCommandDeps, message: InboundFr
   const contactRef = contactRefOf(deps.keyedHash, message.messenger, message.contactId);
   // Over its limit, the contact's code is still looked up: an open one is refused and ends (the
   // bot it was sent to saw it), so that nobody else can send it after this contact could not.
-  const throttled = !deps.attempts.consume(contactRef, 1, CODE_ATTEMPTS_PER_CONTACT).allowed;
+  const throttled = !(await deps.attempts.consume(contactRef, 1, CODE_ATTEMPTS_PER_CONTACT)).allowed;
   const codeRef = deps.keyedHash.ref('messenger-code', parsed.code);
   let code: MessengerCodeState = { status: 'none' };
   const now = new Date();

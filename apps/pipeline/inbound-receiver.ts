@@ -11,7 +11,7 @@ import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
 import type { RelayContext } from '../boot/context.ts';
 import { handleCommand, type HandleResult } from '../commands/handle-command.ts';
 import type { SealingWindows } from '../commands/sealing-windows.ts';
-import type { RateLimiter } from '../api/rate-limiter.ts';
+import type { Limiter } from '../limits/limiter.ts';
 import { actOnCodeCommand, type CodeCommandDeps, type CodeCommandOutcome } from './code-commands.ts';
 
 export type ReceiveResult =
@@ -29,7 +29,7 @@ export interface InboundDeps {
   readonly codes: CodeCommandDeps;
 }
 
-export const inboundDepsOf = (ctx: RelayContext, attempts: RateLimiter): InboundDeps => ({
+export const inboundDepsOf = (ctx: RelayContext, attempts: Limiter): InboundDeps => ({
   store: ctx.store,
   apps: ctx.models.apps,
   sealer: ctx.sealer,

@@ -1,7 +1,7 @@
 import { createHmac, hkdfSync } from 'node:crypto';
 
 /** What a keyed hash identifies: each purpose has a key of its own, so a ref of one kind says nothing of another. */
-export type KeyedHashPurpose = 'messenger-code' | 'messenger-contact' | 'secret-key-check';
+export type KeyedHashPurpose = 'messenger-code' | 'messenger-contact' | 'secret-key-check' | 'rate-limit';
 
 /**
  * HMAC-SHA-256 under a key derived (HKDF) from the operator's secret key, one key per purpose:

@@ -118,9 +118,9 @@ describe.skipIf(skip !== '')('the web dashboard in a browser', () => {
     await expect.poll(() => group.locator('[data-members]').innerText(), { timeout: 15_000 }).toContain('admin');
     // Showing the invite link only reads it (issue 47); turning it on is a button of its own.
     await group.getByRole('button', { name: 'Show the invite link' }).click();
-    await expect.poll(() => group.getByRole('status').innerText()).toContain('The group has no invite link yet');
+    await expect.poll(() => group.getByRole('status').innerText(), { timeout: 15_000 }).toContain('The group has no invite link yet');
     await group.getByRole('button', { name: 'Turn the invite link on' }).click();
-    await expect.poll(() => group.getByRole('img', { name: "QR code of the Signal group's invite link" }).count()).toBe(1);
+    await expect.poll(() => group.getByRole('img', { name: "QR code of the Signal group's invite link" }).count(), { timeout: 15_000 }).toBe(1);
     await screenshots(page, 'app-group');
   });
 

@@ -5,7 +5,6 @@ import { messengerCodeDecider, messengerCodeStreamName } from '../../../domain/m
 import { ENDING_REFUSALS, type MessengerCodeEvent } from '../../../domain/messenger-code/events.ts';
 import { MAX_LINKED_CONTACTS, userDecider, userStreamName } from '../../../domain/user/decider.ts';
 import type { UserEvent } from '../../../domain/user/events.ts';
-import { RateLimiter } from '../../api/rate-limiter.ts';
 import type { RelayContext } from '../../boot/context.ts';
 import { openContact } from '../../commands/contact-seal.ts';
 import { handleCommand } from '../../commands/handle-command.ts';
@@ -29,14 +28,14 @@ const LINK_NOT_FOUND = 'Link not found';
 export const contactRoutes =
   (ctx: RelayContext): FastifyPluginAsyncZod =>
   async (app) => {
-    const limiter = new RateLimiter(WINDOW_MS, WINDOW_MS);
+    const limiter = ctx.limits.limiter(WINDOW_MS);
     app.addHook('onClose', async () => limiter.close());
 
     app.post('/contacts/link', { schema: { summary: 'A code to send as /link CODE to any Relay bot from the messenger contact to link', response: { 202: linkCodeResponse } } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
       if (ctx.models.users.contactsOf(user.id).length >= MAX_LINKED_CONTACTS) return fail(reply, 400, `Contact limit reached: at most ${MAX_LINKED_CONTACTS} per user`);
-      const allowed = limiter.consume(user.id, 1, LINK_CODES_PER_WINDOW);
+      const allowed = await limiter.consume(user.id, 1, LINK_CODES_PER_WINDOW);
       if (!allowed.allowed) return failLimited(reply, allowed.resetAt, 'Too many link codes: try again later');
       const issued = await issueMessengerCode(
         ctx.store,

@@ -6,7 +6,6 @@ import type { MessengerCodeEvent } from '../../../domain/messenger-code/events.t
 import { fold } from '../../../domain/shared/decider.ts';
 import { isDomainError } from '../../../domain/shared/errors.ts';
 import { hashKey } from '../../../infra/crypto/keys.ts';
-import { RateLimiter } from '../../api/rate-limiter.ts';
 import type { RelayContext } from '../../boot/context.ts';
 import { handleCommand } from '../../commands/handle-command.ts';
 import { issueMessengerCode } from '../../commands/issue-messenger-code.ts';
@@ -29,11 +28,11 @@ const POLL_TOKEN = /^([0-9a-f]{32})\.([A-Za-z0-9_-]{43})$/;
 export const messengerSignInRoutes =
   (ctx: RelayContext): FastifyPluginAsyncZod =>
   async (app) => {
-    const limiter = new RateLimiter(WINDOW_MS, WINDOW_MS);
+    const limiter = ctx.limits.limiter(WINDOW_MS);
     app.addHook('onClose', async () => limiter.close());
 
     app.post('/messenger', { schema: { summary: 'Starts a sign-in through a messenger: a code to send as /signin CODE to any Relay bot', security: [], response: { 202: messengerSignInStartedResponse } } }, async (request, reply) => {
-      const byClient = limiter.consume(clientOf(request), 1, ctx.config.SIGN_IN_PER_CLIENT);
+      const byClient = await limiter.consume(clientOf(request), 1, ctx.config.SIGN_IN_PER_CLIENT);
       if (!byClient.allowed) return tooManySignIns(reply, byClient.resetAt);
       const secret = randomBytes(32).toString('base64url');
       const issued = await issueMessengerCode(

@@ -7,7 +7,6 @@ import type { SignInEvent } from '../../../domain/signin/events.ts';
 import { fold } from '../../../domain/shared/decider.ts';
 import { isDomainError } from '../../../domain/shared/errors.ts';
 import { openSmtpMailer, type Mailer } from '../../../infra/mail/mailer.ts';
-import { RateLimiter } from '../../api/rate-limiter.ts';
 import type { RelayContext } from '../../boot/context.ts';
 import { handleCommand } from '../../commands/handle-command.ts';
 import { requestSignInLink } from '../../commands/request-sign-in-link.ts';
@@ -41,7 +40,7 @@ export const signInRoutes =
   async (app) => {
     const { config } = ctx;
     const mailer: Mailer | undefined = config.SMTP_URL ? await openSmtpMailer(config.SMTP_URL, config.MAIL_FROM, 5_000) : undefined;
-    const limiter = new RateLimiter(SIGN_IN_WINDOW_MS, SIGN_IN_WINDOW_MS);
+    const limiter = ctx.limits.limiter(SIGN_IN_WINDOW_MS);
     app.addHook('onClose', async () => {
       mailer?.close();
       limiter.close();
@@ -52,9 +51,9 @@ export const signInRoutes =
       const email = emailOrUndefined(request.body.email);
       if (email === undefined) return fail(reply, 400, 'Invalid email: must be an e-mail address');
       if (!mailer) return fail(reply, 503, 'E-mail sign-in is not available: this Relay has no mail server (SMTP_URL)');
-      const byClient = limiter.consume(`client:${clientOf(request)}`, 1, config.SIGN_IN_PER_CLIENT);
+      const byClient = await limiter.consume(`client:${clientOf(request)}`, 1, config.SIGN_IN_PER_CLIENT);
       if (!byClient.allowed) return tooManySignIns(reply, byClient.resetAt);
-      const byAddress = limiter.consume(`address:${email}`, 1, config.SIGN_IN_PER_ADDRESS);
+      const byAddress = await limiter.consume(`address:${email}`, 1, config.SIGN_IN_PER_ADDRESS);
       if (!byAddress.allowed) return tooManySignIns(reply, byAddress.resetAt);
 
       const requested = await requestSignInLink(ctx.store, config, email, { actor: 'anonymous', correlationId: request.id });
@@ -75,10 +74,10 @@ export const signInRoutes =
 
     app.post('/recover', { schema: { summary: 'Signs in once with the recovery code of the address (then the code works no more)', security: [], body: recoverBody, response: { 200: recoveredResponse } } }, async (request, reply) => {
       const email = emailOrUndefined(request.body.email);
-      const byClient = limiter.consume(`recover:client:${clientOf(request)}`, 1, config.SIGN_IN_PER_CLIENT);
+      const byClient = await limiter.consume(`recover:client:${clientOf(request)}`, 1, config.SIGN_IN_PER_CLIENT);
       if (!byClient.allowed) return tooManySignIns(reply, byClient.resetAt);
       if (email === undefined) return fail(reply, 400, RECOVERY_REFUSED);
-      const byAddress = limiter.consume(`recover:address:${email}`, 1, config.SIGN_IN_PER_ADDRESS);
+      const byAddress = await limiter.consume(`recover:address:${email}`, 1, config.SIGN_IN_PER_ADDRESS);
       if (!byAddress.allowed) return tooManySignIns(reply, byAddress.resetAt);
       const used = await handleCommand(
         ctx.store,

@@ -37,7 +37,7 @@ export const simulateInbound = async (
   const store = new SimulatorStore(ctx.config.dataDir);
   const connector = new SimulatorConnector(input.messenger, store);
   let result: ReceiveResult | undefined;
-  const codeAttempts = newCodeAttemptLimiter();
+  const codeAttempts = newCodeAttemptLimiter(ctx.limits);
   try {
     await connector.listen(async (message) => {
       result = await receiveInbound(inboundDepsOf(ctx, codeAttempts), message);

@@ -31,6 +31,7 @@ beforeAll(async () => {
     RATE_LIMIT_POLL_PER_MIN: String(POLL_BUDGET),
     RATE_LIMIT_SEND_FREE_PER_MIN: String(SEND_BUDGET),
     RATE_LIMIT_VERIFY_PER_MIN: String(VERIFY_BUDGET),
+    SIGN_IN_PER_CLIENT: '8',
     EVENTS_MAX_STREAMS_PER_KEY: '3',
     EVENTS_MAX_STREAMS_PER_USER: '4',
   };
@@ -69,6 +70,22 @@ const spend = async (request: (relay: RelayProcess) => Promise<{ status: number;
 
 /** Waits past the instances' idle give-back (1 s) and their pause after a refusal. */
 const letSlicesGoBack = () => new Promise((resolve) => setTimeout(resolve, 1_500));
+
+describe('the account API across three instances', () => {
+  it('holds one client to its sign-in attempts whichever instance it asks, with one Retry-After', async () => {
+    const start = async (relay: RelayProcess) => {
+      const res = await fetch(`${relay.url}/dashboard/auth/messenger`, { method: 'POST', headers: { origin: relay.url } });
+      await res.text();
+      return { status: res.status, headers: res.headers };
+    };
+    const first = await spend(start);
+    await letSlicesGoBack();
+    const second = await spend(start);
+    const answers = [...first, ...second];
+    expect(answers.filter((a) => a.status === 202)).toHaveLength(8);
+    expect(answers.filter((a) => ![202, 429].includes(a.status))).toEqual([]);
+  });
+});
 
 describe('open event streams across three instances', () => {
   it('caps the streams of a key and of a user over every instance, and frees a seat when a stream ends', async () => {
