@@ -1,53 +1,21 @@
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { dropSchema, noPostgres, POSTGRES_URL, postgresUnreachable } from '../../../test/support/postgres-server.ts';
 import { eventStoreContract } from '../../../test/contracts/event-store.contract.ts';
 import { DataKeyGoneError, EventStoreUnavailableError, ExpectedVersionConflictError, type EventStore, type RecordedEvent } from '../port.ts';
 import { createPostgresEventStore, createPostgresKeyVault, type PostgresEventStoreOptions } from './postgres-event-store.ts';
 import { POSITION_LOCK_CLASS } from './schema.ts';
 
-const connectionString = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const connectionString = POSTGRES_URL;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Why the server cannot be used, or undefined when it answers. */
-const unreachable = async (): Promise<string | undefined> => {
-  const client = new pg.Client({ connectionString, connectionTimeoutMillis: 3000 });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return undefined;
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-};
-
-const dropSchema = async (schema: string): Promise<void> => {
-  const client = new pg.Client({ connectionString });
-  await client.connect();
-  try {
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  } finally {
-    await client.end();
-  }
-};
 
 const freshSchema = () => `relay_test_${randomBytes(6).toString('hex')}`;
 
-const reason = await unreachable();
+const reason = await postgresUnreachable();
 
 if (reason !== undefined) {
-  if (process.env.CI) {
-    it('PostgreSQL is reachable (required when CI is set)', () => {
-      throw new Error(`No PostgreSQL at ${connectionString}: ${reason}`);
-    });
-  } else {
-    describe.skip(`PostgreSQL event store: skipped, no server at ${connectionString} (${reason}); set DATABASE_URL`, () => {
-      it('needs a PostgreSQL server', () => undefined);
-    });
-  }
+  noPostgres('PostgreSQL event store', reason);
 } else {
   eventStoreContract('postgres', async () => {
     const schema = freshSchema();

@@ -1,50 +1,17 @@
-import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { dropSchema, noPostgres, POSTGRES_URL, postgresUnreachable } from '../../../test/support/postgres-server.ts';
 import { limitStoreContract } from '../../../test/contracts/limit-store.contract.ts';
 import { LimitStoreUnavailableError } from '../port.ts';
 import { PostgresLimitStore } from './postgres-limit-store.ts';
 import { seatStoreContract } from '../../../test/contracts/seat-store.contract.ts';
 import { PostgresSeatStore } from './postgres-seat-store.ts';
 
-const connectionString = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-
-const unreachable = async (): Promise<string | undefined> => {
-  const client = new pg.Client({ connectionString, connectionTimeoutMillis: 3000 });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return undefined;
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-};
-
-const dropSchema = async (schema: string): Promise<void> => {
-  const client = new pg.Client({ connectionString });
-  await client.connect();
-  try {
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  } finally {
-    await client.end();
-  }
-};
-
-const reason = await unreachable();
+const connectionString = POSTGRES_URL;
+const reason = await postgresUnreachable();
 
 if (reason !== undefined) {
-  if (process.env.CI) {
-    it('PostgreSQL is reachable (required when CI is set)', () => {
-      throw new Error(`No PostgreSQL at ${connectionString}: ${reason}`);
-    });
-  } else {
-    describe.skip(`PostgreSQL limit store: skipped, no server at ${connectionString} (${reason}); set DATABASE_URL`, () => {
-      it('needs a PostgreSQL server', () => undefined);
-    });
-  }
+  noPostgres('PostgreSQL limit and seat stores', reason);
 } else {
   limitStoreContract('postgres', async () => {
     const schema = `relay_test_${randomBytes(6).toString('hex')}`;

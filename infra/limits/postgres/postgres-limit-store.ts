@@ -1,8 +1,6 @@
-import pg from 'pg';
-import { sqlStateOf } from '../../event-store/postgres/errors.ts';
-import { quoteSchema } from '../../event-store/postgres/identifiers.ts';
-import { migrateUnderLock } from '../../event-store/postgres/migration.ts';
+import type pg from 'pg';
 import { LimitStoreUnavailableError, type LimitLease, type LimitStore } from '../port.ts';
+import { MigratedPool } from './migrated-pool.ts';
 
 /**
  * The rate-limit windows in PostgreSQL (`<schema>.rate_windows`, beside the event store's tables):
@@ -41,25 +39,18 @@ RETURNING r.window_start::text AS start, r.window_ms AS ms, r.granted AS total,
 type LeaseRow = { start: string; ms: number; total: number; before: number };
 
 export class PostgresLimitStore implements LimitStore {
-  private readonly pool: pg.Pool;
-  private readonly schema: string;
-  private readonly schemaName: string;
+  private readonly db: MigratedPool;
   private readonly sql: { lease: string; insert: string; giveBack: string; evict: string };
-  private ready: Promise<void> | undefined;
-  private closed = false;
 
   constructor(options: PostgresLimitStoreOptions) {
-    this.schemaName = options.schema ?? 'relay';
-    this.schema = quoteSchema(this.schemaName);
-    const s = this.schema;
+    this.db = new MigratedPool({ ...options, max: options.poolSize ?? 4 }, ddl, 'limit store');
+    const s = this.db.schema;
     this.sql = {
       lease: leaseSql(s),
       insert: `INSERT INTO ${s}.rate_windows (key, window_start, window_ms, granted) VALUES ($1, $2, $3, 0) ON CONFLICT (key) DO NOTHING`,
       giveBack: `UPDATE ${s}.rate_windows SET granted = GREATEST(0, granted - $3::integer) WHERE key = $1 AND window_start = $2`,
       evict: `DELETE FROM ${s}.rate_windows WHERE window_start + window_ms <= $1`,
     };
-    this.pool = new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 4, connectionTimeoutMillis: options.connectionTimeoutMs ?? 5000 });
-    this.pool.on('error', () => undefined); // an idle client's lost connection: the next query gets a new one
   }
 
   async lease(key: string, want: number, limit: number, windowMs: number, now: number): Promise<LimitLease> {
@@ -82,40 +73,15 @@ export class PostgresLimitStore implements LimitStore {
   }
 
   async evict(now: number): Promise<number> {
-    const result = await this.run(() => this.pool.query(this.sql.evict, [Math.floor(now)]));
+    const result = await this.db.run(() => this.db.pool.query(this.sql.evict, [Math.floor(now)]));
     return result.rowCount ?? 0;
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await this.pool.end();
+  close(): Promise<void> {
+    return this.db.close();
   }
 
   private async query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<R[]> {
-    return (await this.run(() => this.pool.query<R>(text, values))).rows;
+    return (await this.db.run(() => this.db.pool.query<R>(text, values))).rows;
   }
-
-  private async run<T>(operation: () => Promise<T>): Promise<T> {
-    if (this.closed) throw new LimitStoreUnavailableError('The PostgreSQL limit store is closed');
-    try {
-      // Under the event store's migration lock for the schema: one migration at a time.
-      this.ready ??= migrateUnderLock(this.pool, this.schemaName, ddl(this.schema)).catch((error: unknown) => {
-        this.ready = undefined;
-        throw error;
-      });
-      await this.ready;
-      return await operation();
-    } catch (error) {
-      throw unavailable(error);
-    }
-  }
-}
-
-/** Statement errors are bugs and pass unchanged; every other failure means "cannot serve now". */
-function unavailable(error: unknown): unknown {
-  const state = sqlStateOf(error);
-  if (state !== undefined && ['22', '23', '42'].includes(state.slice(0, 2))) return error;
-  if (error instanceof LimitStoreUnavailableError || !(error instanceof Error)) return error;
-  return new LimitStoreUnavailableError(`PostgreSQL limit store failure${state ? ` (${state})` : ''}: ${error.message}`, { cause: error });
 }

@@ -1,10 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
-import { sqlStateOf } from '../../event-store/postgres/errors.ts';
-import { quoteSchema } from '../../event-store/postgres/identifiers.ts';
-import { migrateUnderLock } from '../../event-store/postgres/migration.ts';
-import { LimitStoreUnavailableError } from '../port.ts';
 import type { SeatStore } from '../seats.ts';
+import { MigratedPool } from './migrated-pool.ts';
 
 /**
  * Seats in PostgreSQL (`<schema>.seats`), shared by a deployment's instances. A take counts the
@@ -34,31 +30,26 @@ CREATE INDEX IF NOT EXISTS seats_grp ON ${s}.seats (grp);
 CREATE INDEX IF NOT EXISTS seats_instance ON ${s}.seats (instance);`;
 
 export class PostgresSeatStore implements SeatStore {
-  private readonly pool: pg.Pool;
+  private readonly db: MigratedPool;
   private readonly schema: string;
-  private readonly schemaName: string;
   private readonly instance = randomUUID();
   private readonly ttlMs: number;
   private readonly now: () => number;
   private readonly renewal: NodeJS.Timeout;
-  private ready: Promise<void> | undefined;
-  private closed = false;
 
   constructor(options: PostgresSeatStoreOptions) {
-    this.schemaName = options.schema ?? 'relay';
-    this.schema = quoteSchema(this.schemaName);
+    this.db = new MigratedPool({ ...options, max: 2 }, ddl, 'seat store');
+    this.schema = this.db.schema;
     this.ttlMs = options.ttlMs ?? 30_000;
     this.now = options.now ?? Date.now;
-    this.pool = new pg.Pool({ connectionString: options.connectionString, max: 2, connectionTimeoutMillis: 5000 });
-    this.pool.on('error', () => undefined);
     this.renewal = setInterval(() => void this.renew().catch(() => undefined), Math.max(100, Math.floor(this.ttlMs / 3)));
     this.renewal.unref();
   }
 
   async take(group: string, cap: number): Promise<string | undefined> {
     const seat = randomUUID();
-    return this.run(async () => {
-      const client = await this.pool.connect();
+    return this.db.run(async () => {
+      const client = await this.db.pool.connect();
       try {
         await client.query('BEGIN');
         await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [SEAT_LOCK_CLASS, group]);
@@ -82,34 +73,17 @@ export class PostgresSeatStore implements SeatStore {
   }
 
   async release(group: string, seat: string): Promise<void> {
-    await this.run(() => this.pool.query(`DELETE FROM ${this.schema}.seats WHERE seat = $1 AND grp = $2`, [seat, group]));
+    await this.db.run(() => this.db.pool.query(`DELETE FROM ${this.schema}.seats WHERE seat = $1 AND grp = $2`, [seat, group]));
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
+    if (this.db.isClosed) return;
     clearInterval(this.renewal);
-    await this.run(() => this.pool.query(`DELETE FROM ${this.schema}.seats WHERE instance = $1`, [this.instance])).catch(() => undefined);
-    this.closed = true;
-    await this.pool.end();
+    await this.db.run(() => this.db.pool.query(`DELETE FROM ${this.schema}.seats WHERE instance = $1`, [this.instance])).catch(() => undefined);
+    await this.db.close();
   }
 
   private async renew(): Promise<void> {
-    await this.run(() => this.pool.query(`UPDATE ${this.schema}.seats SET expires_at = $2 WHERE instance = $1`, [this.instance, this.now() + this.ttlMs]));
-  }
-
-  private async run<T>(operation: () => Promise<T>): Promise<T> {
-    if (this.closed) throw new LimitStoreUnavailableError('The PostgreSQL seat store is closed');
-    try {
-      this.ready ??= migrateUnderLock(this.pool, this.schemaName, ddl(this.schema)).catch((error: unknown) => {
-        this.ready = undefined;
-        throw error;
-      });
-      await this.ready;
-      return await operation();
-    } catch (error) {
-      const state = sqlStateOf(error);
-      if ((state !== undefined && ['22', '23', '42'].includes(state.slice(0, 2))) || error instanceof LimitStoreUnavailableError || !(error instanceof Error)) throw error;
-      throw new LimitStoreUnavailableError(`PostgreSQL seat store failure${state ? ` (${state})` : ''}: ${error.message}`, { cause: error });
-    }
+    await this.db.run(() => this.db.pool.query(`UPDATE ${this.schema}.seats SET expires_at = $2 WHERE instance = $1`, [this.instance, this.now() + this.ttlMs]));
   }
 }
