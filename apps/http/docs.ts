@@ -49,7 +49,7 @@ export const buildApiDocuments = async (): Promise<ApiDocuments> => {
     import('../boot/runtime.ts'),
     import('../account/app.ts'),
     import('./server.ts'),
-    import('../api/rate-limiter.ts'),
+    import('../limits/rate-limiter.ts'),
     import('../dashboard/forwarder.ts'),
   ]);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-docs-'));

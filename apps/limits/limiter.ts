@@ -1,6 +1,10 @@
-import type { LimitDecision } from '../api/rate-limiter.ts';
-
-export type { LimitDecision };
+export interface LimitDecision {
+  readonly allowed: boolean;
+  /** Units left in the window after this decision. */
+  readonly remaining: number;
+  /** Epoch ms when the window ends. */
+  readonly resetAt: number;
+}
 
 /**
  * A rate limit's windows as a route sees them: `consume` takes `cost` units of the key's window

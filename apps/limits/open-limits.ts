@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { KeyedHash } from '../../infra/crypto/keyed-hash.ts';
 import type { LimitStore } from '../../infra/limits/port.ts';
 import { MemorySeatStore, type SeatStore } from '../../infra/limits/seats.ts';
-import { RateLimiter } from '../api/rate-limiter.ts';
+import { RateLimiter } from './rate-limiter.ts';
 import type { Config } from '../boot/config.ts';
 import type { Limiter } from './limiter.ts';
 import { SlicedLimiter } from './sliced-limiter.ts';

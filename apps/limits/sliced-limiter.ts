@@ -1,5 +1,6 @@
 import { LimitStoreUnavailableError, type LimitStore } from '../../infra/limits/port.ts';
-import { RateLimiter, type LimitDecision } from '../api/rate-limiter.ts';
+import { RateLimiter } from './rate-limiter.ts';
+import type { LimitDecision } from './limiter.ts';
 import type { Limiter } from './limiter.ts';
 
 /**

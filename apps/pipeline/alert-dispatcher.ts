@@ -10,7 +10,7 @@ import type { Mailer } from '../../infra/mail/mailer.ts';
 import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
 import type { UsersProjection, UserView } from '../../projections/users/users-projection.ts';
 import type { InvoicesProjection } from '../../projections/invoices/invoices-projection.ts';
-import { RateLimiter } from '../api/rate-limiter.ts';
+import { RateLimiter } from '../limits/rate-limiter.ts';
 import { openContact } from '../commands/contact-seal.ts';
 import { handleCommand } from '../commands/handle-command.ts';
 import { ALERTING, alertFor, type Alert } from './alerts.ts';

@@ -15,7 +15,7 @@ import type { EventStore } from '../../infra/event-store/port.ts';
 import { createSqliteEventStore } from '../../infra/event-store/sqlite/sqlite-event-store.ts';
 import { issueMessengerCode } from '../commands/issue-messenger-code.ts';
 import { actOnCodeCommand, CODE_ATTEMPTS_PER_CONTACT, contactRefOf, newCodeAttemptLimiter, type CodeCommandDeps } from './code-commands.ts';
-import { RateLimiter } from '../api/rate-limiter.ts';
+import { RateLimiter } from '../limits/rate-limiter.ts';
 
 const SECRET = '66'.repeat(32);
 const VICTIM = 'usr_victim';

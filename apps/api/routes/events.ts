@@ -9,7 +9,7 @@ import { storeEventHistory } from '../event-stream/store-event-history.ts';
 import { EventHub } from '../event-stream/event-hub.ts';
 import { ScopedStream } from '../event-stream/scoped-stream.ts';
 import { openSse, type SseResponse } from '../event-stream/sse-response.ts';
-import { buckets } from '../rate-limiter.ts';
+import { buckets } from '../buckets.ts';
 import { type Limiter } from '../../limits/limiter.ts';
 import { errorBody, eventsHeaders, eventsQuery, eventsResponse } from '../schemas.ts';
 import { LimitStoreUnavailableError } from '../../../infra/limits/port.ts';

@@ -4,7 +4,7 @@ import type { RelayContext } from '../../boot/context.ts';
 import { AUTH_ERRORS, requireCaller, sendRateLimited } from '../auth-guard.ts';
 import { popRoundRobin } from '../poll-messages.ts';
 import { topics } from '../../pipeline/topology.ts';
-import { buckets } from '../rate-limiter.ts';
+import { buckets } from '../buckets.ts';
 import { type Limiter, withDecision } from '../../limits/limiter.ts';
 import { errorBody, pollQuery, pollResponse, type PolledMessage } from '../schemas.ts';
 

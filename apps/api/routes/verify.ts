@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { RelayContext } from '../../boot/context.ts';
 import { AUTH_ERRORS, requireCaller, sendRateLimited } from '../auth-guard.ts';
-import { buckets } from '../rate-limiter.ts';
+import { buckets } from '../buckets.ts';
 import { type Limiter, withDecision } from '../../limits/limiter.ts';
 import { errorBody, verifyResponse } from '../schemas.ts';
 

@@ -1,26 +1,10 @@
-import { prefixedNames } from '../../domain/shared/prefixed-names.ts';
-import type { Limiter } from '../limits/limiter.ts';
+import type { LimitDecision, Limiter } from './limiter.ts';
 
 /**
- * Per-credential rate limiting, per the interface's Limits section: separate buckets per
- * endpoint (`poll:<credentialId>`, `send:<credentialId>`), windows anchored at a bucket's first
- * use and lasting `windowMs`, held in this process only, expired buckets evicted periodically.
+ * Rate limiting in this process only (the embedded default; the fallback of a shared limit whose
+ * store is away): windows anchored at a key's first use and lasting `windowMs`, expired windows
+ * evicted periodically.
  */
-
-/** The public API's buckets of a credential (`poll:<credentialId>` ...), each name made once. */
-export const buckets = {
-  poll: prefixedNames('poll:'),
-  send: prefixedNames('send:'),
-  verify: prefixedNames('verify:'),
-} as const;
-
-export interface LimitDecision {
-  readonly allowed: boolean;
-  /** Units left in the window after this decision. */
-  readonly remaining: number;
-  /** Epoch ms when the window ends. */
-  readonly resetAt: number;
-}
 
 interface Bucket {
   windowStart: number;
