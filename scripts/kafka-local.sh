@@ -9,6 +9,10 @@
 #   KAFKA_PORT            PLAINTEXT listener (default 9092)
 #   KAFKA_CONTROLLER_PORT CONTROLLER listener (default KAFKA_PORT + 1)
 #   KAFKA_HEAP_OPTS       JVM heap (default -Xms256m -Xmx768m)
+#   KAFKA_EXTRA_LISTENERS space-separated NAME:PORT:ADVERTISED_PORT: more PLAINTEXT listeners on
+#                         127.0.0.1:PORT, each advertising 127.0.0.1:ADVERTISED_PORT (a proxy in front
+#                         of it): clients that bootstrap through the proxy then reach the broker only
+#                         through it (the fault suite cuts one Relay instance off from Kafka this way)
 #   KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS
 #                         how long an empty consumer group waits for more members before its
 #                         first assignment (default 0 here; Kafka's own default is 3000, see
@@ -47,13 +51,23 @@ answers() {
 
 write_config() {
   mkdir -p "$data/kraft" "$log_dir"
+  local listeners="PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller_port"
+  local advertised="PLAINTEXT://127.0.0.1:$port"
+  local protocols="PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+  local extra name rest listen_port advertised_port
+  for extra in ${KAFKA_EXTRA_LISTENERS:-}; do
+    name="${extra%%:*}"; rest="${extra#*:}"; listen_port="${rest%%:*}"; advertised_port="${rest#*:}"
+    listeners="$listeners,$name://127.0.0.1:$listen_port"
+    advertised="$advertised,$name://127.0.0.1:$advertised_port"
+    protocols="$protocols,$name:PLAINTEXT"
+  done
   cat >"$data/server.properties" <<PROPS
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$controller_port
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller_port
-advertised.listeners=PLAINTEXT://127.0.0.1:$port
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listeners=$listeners
+advertised.listeners=$advertised
+listener.security.protocol.map=$protocols
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
 log.dirs=$data/kraft

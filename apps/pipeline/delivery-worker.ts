@@ -1,16 +1,16 @@
 import type { Logger } from 'pino';
 import type { AttemptOutcome, RecordAttempt } from '../../domain/delivery/commands.ts';
 import { deliveryDecider, deliveryStreamName } from '../../domain/delivery/decider.ts';
-import { isFinalOutcome } from '../../domain/delivery/events.ts';
+import { isFinalOutcome, type DeliveryEvent } from '../../domain/delivery/events.ts';
 import type { OutboundRef } from '../../domain/send-batch/message.ts';
 import type { DeliveryPolicy } from '../../domain/delivery/policy.ts';
 import type { Messenger } from '../../domain/shared/messengers.ts';
-import type { Broker, ConsumedRecord, Consumer } from '../../infra/broker/port.ts';
+import { ALWAYS_HELD, RecordsNoLongerHeldError, type Broker, type ConsumedRecord, type Consumer, type HeldRecords } from '../../infra/broker/port.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
-import { BotIdentityMissingError, type MessengerConnector } from '../../infra/messenger/port.ts';
+import { BotIdentityMissingError, DeliveryWithdrawnError, type MessengerConnector } from '../../infra/messenger/port.ts';
 import { isUnavailable } from '../../infra/errors/unavailable.ts';
 import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
-import { handleCommand } from '../commands/handle-command.ts';
+import { handleCommand, type HandleResult } from '../commands/handle-command.ts';
 import type { RelayMetrics } from '../boot/metrics.ts';
 import { isLegacyOutbound, type OutboundRecord } from './queue-records.ts';
 import type { BodyOpener } from './sealed-bodies.ts';
@@ -29,12 +29,21 @@ export interface DeliveryWorkerDeps {
   log: Logger;
   /** Told of each message that waits for its bot's identity (for one log line per app-messenger and change). */
   waiting?: (appId: string, messenger: Messenger, reason: string) => void;
+  /**
+   * Outcomes of attempts this process made whose record the store did not take (it failed or
+   * was unreachable), by message and attempt: when the record is handed again, the outcome is
+   * recorded without asking the messenger a second time. At most UNRECORDED_KEPT, the oldest go.
+   */
+  unrecorded?: Map<string, AttemptOutcome>;
 }
+
+/** Outcomes kept for their record at most (a few MB at worst). */
+const UNRECORDED_KEPT = 10_000;
 
 export const FORGOTTEN_BODY = 'Message body forgotten before delivery (retention or app deleted)';
 
 /** Hands one attempt to the connector of its messenger, unless its app-messenger cannot send or its body is gone. */
-const attempt = async (deps: DeliveryWorkerDeps, { message }: OutboundRecord, keys: ReadonlyMap<string, string>, partsDone: number): Promise<AttemptOutcome> => {
+const attempt = async (deps: DeliveryWorkerDeps, { message }: OutboundRecord, keys: ReadonlyMap<string, string>, partsDone: number, held: HeldRecords): Promise<AttemptOutcome> => {
   const app = deps.apps.app(message.appId);
   if (!app) return { ok: false, permanent: true, reason: 'App deleted' };
   if (app.settings.status !== 'active') return { ok: false, permanent: true, reason: 'App disabled' };
@@ -49,6 +58,7 @@ const attempt = async (deps: DeliveryWorkerDeps, { message }: OutboundRecord, ke
   const body = isLegacyOutbound(message) ? { c: message.contactId, t: message.text, ...(message.groupId !== undefined ? { g: message.groupId } : {}) } : await deps.bodies.open(message, keys.get(message.keyId), new Date());
   if (body === 'forgotten') return { ok: false, permanent: true, reason: FORGOTTEN_BODY };
   const delivery = {
+    stillHeld: held.stillHeld,
     messageId: message.messageId,
     from: appMessenger.address,
     contactId: body.c,
@@ -56,13 +66,18 @@ const attempt = async (deps: DeliveryWorkerDeps, { message }: OutboundRecord, ke
     ...(body.g !== undefined ? { groupId: body.g } : {}),
     senderName: app.settings.name,
   };
-  if (!isLegacyOutbound(message) && message.split) return deliverInParts(connector, delivery, partsDone);
+  if (!isLegacyOutbound(message) && message.split) return deliverInParts(connector, delivery, partsDone, () => held.confirm());
   try {
+    // Right before the hand-off, after every await before it: a process frozen until now finds out here.
+    await held.confirm();
     const outcome = await connector.deliver(delivery);
     // A message of a Relay older than privacy at rest has no sealed body to retry from: one attempt.
     if (!outcome.ok && isLegacyOutbound(message)) return { ...outcome, permanent: true, reason: `${outcome.reason} (accepted before an upgrade: not retried)` };
     return outcome;
   } catch (error) {
+    // The record is no longer this process's: no attempt was made, the member holding it makes it.
+    if (error instanceof RecordsNoLongerHeldError) throw error;
+    if (error instanceof DeliveryWithdrawnError) throw new RecordsNoLongerHeldError(error.message, { cause: error });
     // The daemon is not there: that is no answer of the messenger, so no attempt is spent; the
     // record is handed again after a pause (docs/messengers.md).
     if (isUnavailable(error)) throw error;
@@ -81,26 +96,47 @@ const refOf = (message: OutboundRecord['message']): OutboundRef =>
 /**
  * Delivers one record and records the outcome as events. A record seen again (re-delivery after
  * a crash between the append and the offset commit) whose outcome is known is skipped without
- * calling the connector; a crash between the connector call and the append makes that attempt
- * happen at most twice. A final outcome releases the message's use of its data key in the same
- * transaction (the key is destroyed when every message it seals is done).
+ * calling the connector; a crash (or a freeze past the hold, see HeldRecords) between the
+ * connector call and the append makes that attempt happen at most twice, a failed append does not
+ * (the outcome is kept for the record's next handling, `unrecorded`). Nothing is handed over once
+ * `held` says the record may be another member's. A final outcome releases the message's use of
+ * its data key in the same transaction (the key is destroyed when every message it seals is done).
  */
-export const deliverRecord = async (deps: DeliveryWorkerDeps, value: OutboundRecord, keys: ReadonlyMap<string, string>): Promise<void> => {
+export const deliverRecord = async (deps: DeliveryWorkerDeps, value: OutboundRecord, keys: ReadonlyMap<string, string>, held: HeldRecords = ALWAYS_HELD): Promise<void> => {
   const ref = refOf(value.message);
-  const result = await handleCommand(
-    deps.store,
-    deliveryStreamName(ref.messageId),
-    deliveryDecider,
-    async (state): Promise<RecordAttempt | undefined> => {
-      if (state.finished || value.attempt <= state.attemptsRecorded) return undefined;
-      // A copy of a deferred record, handed before the look it planned: nothing to do yet.
-      if (state.deferredUntil !== null && Date.now() < Date.parse(state.deferredUntil)) return undefined;
-      const outcome = await attempt(deps, value, keys, state.partsDelivered);
-      return { type: 'RecordAttempt', data: { message: ref, attempt: value.attempt, outcome, policy: deps.policy, now: new Date() } };
-    },
-    { actor: 'system:delivery', correlationId: ref.messageId },
-    { keys: (events) => (ref.keyId !== '' && events.some(isFinalOutcome) ? { release: [ref.keyId] } : undefined) },
-  );
+  // The outcome of this attempt, once made: recorded, never asked of the messenger again, neither
+  // when the append meets a concurrent change (handleCommand decides again) nor when it fails and
+  // the record is handed again (issue 48: a store cut off after the hand-off made the same process
+  // hand the message twice).
+  const unrecordedKey = `${ref.messageId}#${value.attempt}`;
+  let made = deps.unrecorded?.get(unrecordedKey);
+  let result: HandleResult<DeliveryEvent>;
+  try {
+    result = await handleCommand(
+      deps.store,
+      deliveryStreamName(ref.messageId),
+      deliveryDecider,
+      async (state): Promise<RecordAttempt | undefined> => {
+        if (state.finished || value.attempt <= state.attemptsRecorded) return undefined;
+        if (made === undefined) {
+          // A copy of a deferred record, handed before the look it planned: nothing to do yet.
+          if (state.deferredUntil !== null && Date.now() < Date.parse(state.deferredUntil)) return undefined;
+          made = await attempt(deps, value, keys, state.partsDelivered, held);
+        }
+        return { type: 'RecordAttempt', data: { message: ref, attempt: value.attempt, outcome: made, policy: deps.policy, now: new Date() } };
+      },
+      { actor: 'system:delivery', correlationId: ref.messageId },
+      { keys: (events) => (ref.keyId !== '' && events.some(isFinalOutcome) ? { release: [ref.keyId] } : undefined) },
+    );
+  } catch (error) {
+    if (made !== undefined && deps.unrecorded) {
+      deps.unrecorded.delete(unrecordedKey);
+      deps.unrecorded.set(unrecordedKey, made);
+      if (deps.unrecorded.size > UNRECORDED_KEPT) deps.unrecorded.delete(deps.unrecorded.keys().next().value!);
+    }
+    throw error;
+  }
+  deps.unrecorded?.delete(unrecordedKey);
   if (!result.ok) throw new Error(result.error.message);
   // Only the outcome appended now: a skipped duplicate appends nothing.
   const messenger = ref.messenger;
@@ -158,21 +194,21 @@ const sealedMessagesOf = (values: readonly OutboundRecord[]): OutboundRef[] => {
 };
 
 /** The records of one message, one after the other. */
-const deliverInTurn = async (deps: DeliveryWorkerDeps, records: readonly OutboundRecord[], keys: ReadonlyMap<string, string>): Promise<void> => {
-  for (const value of records) await deliverRecord(deps, value, keys);
+const deliverInTurn = async (deps: DeliveryWorkerDeps, records: readonly OutboundRecord[], keys: ReadonlyMap<string, string>, held: HeldRecords): Promise<void> => {
+  for (const value of records) await deliverRecord(deps, value, keys, held);
 };
 
 /** Records a pass of the delivery worker takes, and hands to the messengers at once. */
 export const DELIVERY_BATCH = 100;
 
 export const startDeliveryWorker = (given: DeliveryWorkerDeps): Promise<Consumer> => {
-  const deps: DeliveryWorkerDeps = { ...given, waiting: given.waiting ?? waitingLog(given) };
+  const deps: DeliveryWorkerDeps = { ...given, waiting: given.waiting ?? waitingLog(given), unrecorded: given.unrecorded ?? new Map() };
   const daemonAwayWorthSaying = onceInAWhile();
   return deps.broker.consume({
     groupId: DELIVERY_GROUP,
     topics: deliveryTopics(deps.policy),
     batchSize: DELIVERY_BATCH,
-    handler: async (records) => {
+    handler: async (records, held) => {
       const values = parseRecords(records);
       // The records' data keys in one read (a key destroyed during this call still serves it: milliseconds).
       const keys = await deps.bodies.keysOf(sealedMessagesOf(values), new Date());
@@ -187,10 +223,13 @@ export const startDeliveryWorker = (given: DeliveryWorkerDeps): Promise<Consumer
         else byMessage.set(value.message.messageId, [value]);
       }
       const runs: Promise<void>[] = [];
-      for (const same of byMessage.values()) runs.push(deliverInTurn(deps, same, keys));
+      for (const same of byMessage.values()) runs.push(deliverInTurn(deps, same, keys, held));
       for (const result of await Promise.allSettled(runs)) if (result.status === 'rejected') throw result.reason;
     },
     onError: (error) => {
+      // This process was taken to be gone (frozen, cut off) and its records went to another member:
+      // nothing of the batch was handed after that; whoever holds them now delivers them.
+      if (error instanceof RecordsNoLongerHeldError) return deps.log.warn({ reason: error.message }, 'delivery batch given back: this instance no longer holds its records');
       if (!isUnavailable(error)) return deps.log.error({ err: error }, 'delivery batch failed; it will be retried');
       // A daemon that is away: said once per reason, and again every 10 minutes while it lasts.
       const reason = error instanceof Error ? error.message : String(error);

@@ -1,8 +1,9 @@
 import type { AttemptOutcome } from '../../domain/delivery/commands.ts';
 import { splitForDisplay } from '../../domain/delivery/split-text.ts';
+import { RecordsNoLongerHeldError } from '../../infra/broker/port.ts';
 import { isUnavailable } from '../../infra/errors/unavailable.ts';
 import { displayLimitOf } from '../../infra/messenger/messenger-rules.ts';
-import type { MessengerConnector, OutboundDelivery } from '../../infra/messenger/port.ts';
+import { DeliveryWithdrawnError, type MessengerConnector, type OutboundDelivery } from '../../infra/messenger/port.ts';
 
 /**
  * A message whose client asked for it to be split (the send item's `split`): over the messenger's
@@ -11,16 +12,30 @@ import type { MessengerConnector, OutboundDelivery } from '../../infra/messenger
  * and no contact gets a part twice; a daemon that goes away before the first part of this attempt
  * is, as for any message, no attempt at all.
  */
-export const deliverInParts = async (connector: MessengerConnector, delivery: OutboundDelivery, partsDone: number): Promise<AttemptOutcome> => {
+export const deliverInParts = async (
+  connector: MessengerConnector,
+  delivery: OutboundDelivery,
+  partsDone: number,
+  /**
+   * Called right before each part's hand-off (the delivery worker confirms its hold on the record,
+   * delivery-worker.ts). A rejection before the first part of this attempt is thrown (no attempt);
+   * before a later one it ends the attempt as failed with the parts handed so far.
+   */
+  beforeEach: () => Promise<void> = () => Promise.resolve(),
+): Promise<AttemptOutcome> => {
   const parts = splitForDisplay(delivery.text, displayLimitOf(connector.messenger));
-  if (parts.length === 1) return connector.deliver(delivery);
+  if (parts.length === 1) {
+    await beforeEach();
+    return connector.deliver(delivery);
+  }
   for (let i = partsDone; i < parts.length; i++) {
     const done = i > 0 ? { partsDelivered: i } : {};
     let outcome: AttemptOutcome;
     try {
+      await beforeEach();
       outcome = await connector.deliver({ ...delivery, text: parts[i]! });
     } catch (error) {
-      if (i === partsDone && isUnavailable(error)) throw error;
+      if (i === partsDone && (isUnavailable(error) || error instanceof RecordsNoLongerHeldError || error instanceof DeliveryWithdrawnError)) throw error;
       return { ok: false, permanent: false, reason: `Part ${i + 1} of ${parts.length}: ${error instanceof Error ? error.message : String(error)}`, ...done };
     }
     if (!outcome.ok) return { ...outcome, reason: `Part ${i + 1} of ${parts.length}: ${outcome.reason}`, ...done };

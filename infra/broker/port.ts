@@ -51,13 +51,39 @@ export interface ConsumeOptions {
   /**
    * Records of one topic (partition), in order, all due. The offset after the last record is
    * committed only when the promise resolves (at-least-once). A throw re-delivers the same
-   * records after a short pause; nothing is skipped.
+   * records after a short pause; nothing is skipped. `held` fences what the handler does with them
+   * outside the broker (see HeldRecords).
    */
-  readonly handler: (records: ConsumedRecord[]) => Promise<void>;
+  readonly handler: (records: ConsumedRecord[], held: HeldRecords) => Promise<void>;
   /** Max records per handler call. Default 100. */
   readonly batchSize?: number;
   readonly onError?: (error: unknown) => void;
 }
+
+/**
+ * The member's hold on the records of one handler call. Another member of the group is handed the
+ * same records once this one is taken to be gone (on Kafka: its session ran out, or a rebalance
+ * went on without it; on the embedded log: its lease ran out), even if this one still runs: a
+ * process frozen (SIGSTOP, a VM paused, a long GC) past that and then continued does not know it
+ * yet. `confirm()` is called right before an effect outside the broker that must not happen twice
+ * (a hand-off to a messenger): it resolves at once while the hold was confirmed recently (no I/O),
+ * asks the broker otherwise, and rejects with RecordsNoLongerHeldError when this member may no
+ * longer hold the records (or it cannot tell: the broker did not answer), so that the handler stops
+ * before acting on them; its batch is then handed again to whoever holds them.
+ */
+export interface HeldRecords {
+  confirm(): Promise<void>;
+  /** The same look without I/O: true while the hold was confirmed recently, false when `confirm` would have to ask or would reject. */
+  stillHeld(): boolean;
+}
+
+/** `HeldRecords.confirm` found the records may be another member's now: nothing more may be done with them here. */
+export class RecordsNoLongerHeldError extends Error {
+  override readonly name = 'RecordsNoLongerHeldError';
+}
+
+/** A hold that is never lost (a consumer with no other member, tests). */
+export const ALWAYS_HELD: HeldRecords = { confirm: () => Promise.resolve(), stillHeld: () => true };
 
 export interface PopOptions {
   /**

@@ -16,6 +16,19 @@ export interface OutboundDelivery {
   readonly groupId?: string;
   /** The name contacts see the bot under, where the messenger sends one with each message (Session's profile): the app's name. */
   readonly senderName?: string;
+  /**
+   * Whether the caller may still make this attempt (its delivery worker still holds the record,
+   * infra/broker/port.ts HeldRecords): a synchronous look without I/O. A connector that does not
+   * hand the message over at once (one that gathers the hand-offs of a turn) asks it again right
+   * before the message leaves, and makes no attempt when it says false: it rejects with
+   * DeliveryWithdrawnError (a process frozen in between must not hand over what another has).
+   */
+  readonly stillHeld?: () => boolean;
+}
+
+/** The delivery's `stillHeld` said no right before the hand-off: no attempt was made. */
+export class DeliveryWithdrawnError extends Error {
+  override readonly name = 'DeliveryWithdrawnError';
 }
 
 /** Why a delivery failed; `permanent` failures are not retried (e.g. a malformed contact id). */

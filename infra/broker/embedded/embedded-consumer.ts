@@ -1,4 +1,4 @@
-import type { ConsumeOptions, ConsumedRecord, Consumer } from '../port.ts';
+import { RecordsNoLongerHeldError, type ConsumeOptions, type ConsumedRecord, type Consumer, type HeldRecords } from '../port.ts';
 
 /** A member's claim on (group, topic): granted with the committed offset, or refused until `retryAt`. */
 export type Claim = { readonly held: true; readonly offset: bigint } | { readonly held: false; readonly retryAt: number };
@@ -102,6 +102,33 @@ export function createEmbeddedConsumer(source: ConsumerSource, options: ConsumeO
   }, Math.max(10, Math.floor(leaseMs / 3)));
   renewal.unref();
 
+  const resolved = Promise.resolve();
+  /**
+   * The hold of a batch of `state`'s topic (HeldRecords): another member may claim the topic once
+   * this one's lease ran out, even if this process still runs (frozen past it, then continued). While
+   * the lease's local end is more than a third of a lease ahead, it holds; nearer, the lease is
+   * renewed at once, and the hold is lost when the renewal finds another member's.
+   */
+  const holdOf = (state: TopicState): HeldRecords => ({
+    confirm: () => {
+      if (!state.held || stopped) return Promise.reject(new RecordsNoLongerHeldError(`The records of ${state.topic} are no longer held by this member`));
+      const now = Date.now();
+      if (state.leaseUntil - now > leaseMs / 3) return resolved;
+      try {
+        const held = states.filter((s) => s.held).length;
+        if (source.renew(options.groupId, owner, leaseMs) < held) {
+          state.held = false;
+          return Promise.reject(new RecordsNoLongerHeldError(`The lease on ${state.topic} was taken over by another member`));
+        }
+        for (const s of states) if (s.held) s.leaseUntil = now + leaseMs;
+        return resolved;
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+    stillHeld: () => state.held && !stopped && state.leaseUntil - Date.now() > leaseMs / 3,
+  });
+
   /** One pass over the topics, at most one batch each; returns whether a handler ran. */
   const pass = async (): Promise<boolean> => {
     let worked = false;
@@ -126,7 +153,7 @@ export function createEmbeddedConsumer(source: ConsumerSource, options: ConsumeO
       if (due === 0) continue;
       const batch = due === records.length ? records : records.slice(0, due);
       try {
-        await options.handler(batch);
+        await options.handler(batch, holdOf(state));
       } catch (error) {
         report(error);
         state.waitUntil = Date.now() + state.backoffMs;

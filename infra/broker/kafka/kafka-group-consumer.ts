@@ -1,6 +1,6 @@
 import type { Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
-import type { ConsumeOptions, ConsumedRecord, Consumer } from '../port.ts';
+import { RecordsNoLongerHeldError, type ConsumeOptions, type ConsumedRecord, type Consumer, type HeldRecords } from '../port.ts';
 import { fromKafkaMessage } from './kafka-records.ts';
 import { trackJoin } from './group-join.ts';
 import { keepRunning } from './keep-running.ts';
@@ -94,6 +94,7 @@ export const startGroupConsumer = async (
   };
   // Whether a join is under way (a crash kafkajs restarts from joins again).
   const join = trackJoin(consumer);
+  const standing = groupStanding(consumer, timeouts, log);
   const startedAt = Date.now();
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
     log.info({ groupId: options.groupId, ms: Date.now() - startedAt, memberId: payload.memberId }, 'kafka consumer joined its group');
@@ -123,6 +124,8 @@ export const startGroupConsumer = async (
         partitionsConsumedConcurrently: 1,
         eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale, pause }) => {
           const { topic, partition } = batch;
+          // The generation these records were fetched in: what the handler's hold is checked against.
+          const held = standing.hold(heartbeat, `${topic}[${partition}]`);
           const records: ConsumedRecord[] = batch.messages.map((message) => fromKafkaMessage(portTopic(topic), partition, message));
           let i = 0;
           // Nothing new once stop() was called: what is not committed goes to the next owner.
@@ -141,9 +144,9 @@ export const startGroupConsumer = async (
               return;
             }
             // Heartbeats while the handler runs (a rebalance it reveals is joined after the handler).
-            const beating = setInterval(() => void heartbeat().catch(() => undefined), timeouts.heartbeatIntervalMs);
+            const beating = setInterval(() => void heartbeat().catch(standing.heartbeatFailed), timeouts.heartbeatIntervalMs);
             try {
-              await options.handler(chunk);
+              await options.handler(chunk, held);
             } catch (error) {
               report(error);
               const resume = pause();
@@ -174,5 +177,85 @@ export const startGroupConsumer = async (
         await consumer.disconnect();
         await kept.running();
       })()),
+  };
+};
+
+/** Answers of the coordinator that say this member is no longer in the generation it fetched in. */
+const LOST_MEMBERSHIP: ReadonlySet<unknown> = new Set(['REBALANCE_IN_PROGRESS', 'ILLEGAL_GENERATION', 'UNKNOWN_MEMBER_ID', 'FENCED_INSTANCE_ID']);
+
+const typeOf = (error: unknown): unknown => (typeof error === 'object' && error !== null ? (error as { type?: unknown }).type : undefined);
+
+const RESOLVED = Promise.resolve();
+
+/**
+ * The member's standing in its group, for the holds of its batches (HeldRecords, issue 48). Kafka's
+ * coordinator gives a member's partitions to another once it has not heard from it for a session
+ * (or once a rebalance it did not join ran out), but a member frozen meanwhile (SIGSTOP, a paused
+ * VM) runs on afterwards with the records it had in hand, and learns of it only at its next
+ * heartbeat or commit: it would hand to the messengers what the new owner has handed already.
+ *
+ * So a batch's hold is confirmed by the coordinator's answers: a heartbeat (or the join) answered
+ * for this member's generation, counted from when its request was *sent* (kafkajs's request
+ * events), not from when the answer was read: an answer read after a freeze says nothing of the
+ * freeze. While the last such answer is younger than the session less two heartbeats (4 s of 6 s
+ * by default), `confirm` resolves at once; past that it sends a heartbeat and waits for it. The
+ * hold is lost for good once the member rejoins, begins a rebalance, crashes, or a heartbeat is
+ * answered that the generation is over (rebalance in progress, unknown member, illegal generation).
+ */
+const groupStanding = (consumer: import('kafkajs').Consumer, timeouts: GroupTimeouts, log: Logger) => {
+  const staleAfterMs = Math.max(timeouts.heartbeatIntervalMs, timeouts.sessionTimeoutMs - 2 * timeouts.heartbeatIntervalMs);
+  /** Bumped whenever the member's generation may have changed: every hold made before is lost. */
+  let epoch = 0;
+  /** When the request was sent of the last answer that showed the member in its generation (epoch ms). */
+  let confirmedAt = 0;
+  /** When the last heartbeat and sync requests that were answered had been sent. */
+  let heartbeatSentAt = 0;
+  let syncSentAt = 0;
+  consumer.on(consumer.events.REQUEST, ({ payload }) => {
+    if (payload.apiName === 'Heartbeat') heartbeatSentAt = payload.sentAt;
+    else if (payload.apiName === 'SyncGroup') syncSentAt = payload.sentAt;
+  });
+  consumer.on(consumer.events.HEARTBEAT, () => {
+    confirmedAt = Math.max(confirmedAt, heartbeatSentAt);
+  });
+  consumer.on(consumer.events.GROUP_JOIN, () => {
+    epoch++;
+    confirmedAt = syncSentAt;
+  });
+  consumer.on(consumer.events.REBALANCING, () => void epoch++);
+  consumer.on(consumer.events.CRASH, () => void epoch++);
+  consumer.on(consumer.events.STOP, () => void epoch++);
+  const heartbeatFailed = (error: unknown): void => {
+    if (LOST_MEMBERSHIP.has(typeOf(error))) epoch++;
+  };
+  return {
+    heartbeatFailed,
+    /** The hold of a batch fetched now; `heartbeat` is the batch's (kafkajs sends it unless one was answered within an interval). */
+    hold(heartbeat: () => Promise<void>, where: string): HeldRecords {
+      const mine = epoch;
+      let asking: Promise<void> | undefined;
+      const lost = (why: string) => new RecordsNoLongerHeldError(`The records of ${where} may be another member's now: ${why}`);
+      const ask = async (): Promise<void> => {
+        const askedAt = Date.now();
+        log.debug({ where, sinceConfirmedMs: askedAt - confirmedAt }, 'kafka consumer: hold not confirmed recently; asking the coordinator');
+        try {
+          await heartbeat();
+        } catch (error) {
+          heartbeatFailed(error);
+          throw lost(`its heartbeat was not answered for its generation (${String(typeOf(error) ?? (error instanceof Error ? error.message : error))})`);
+        }
+        if (epoch !== mine) throw lost('its group generation changed');
+        // An answer to a heartbeat sent before the pause proves nothing after it.
+        if (askedAt - confirmedAt >= staleAfterMs) throw lost(`no heartbeat sent in the last ${staleAfterMs} ms was answered`);
+      };
+      return {
+        confirm: () => {
+          if (epoch !== mine) return Promise.reject(lost('its group generation changed'));
+          if (Date.now() - confirmedAt < staleAfterMs) return RESOLVED;
+          return (asking ??= ask().finally(() => (asking = undefined)));
+        },
+        stillHeld: () => epoch === mine && Date.now() - confirmedAt < staleAfterMs,
+      };
+    },
   };
 };

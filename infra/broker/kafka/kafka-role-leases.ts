@@ -61,10 +61,18 @@ export const startKafkaRoleLeases = async (
     log.info({ group: options.group, roles: [...assigned] }, 'role leases: joined');
     if (stopping === undefined) tell(new Set(assigned));
   });
+  // A heartbeat counts from when it was sent, not from when its answer was read: an answer read
+  // after the process was frozen (SIGSTOP, a paused VM) says nothing of the time it was frozen, and
+  // must not make the watchdog keep roles the coordinator has given to another member (issue 48).
+  let heartbeatSentAt = 0;
+  consumer.on(consumer.events.REQUEST, ({ payload }) => {
+    if (payload.apiName === 'Heartbeat') heartbeatSentAt = payload.sentAt;
+  });
   consumer.on(consumer.events.HEARTBEAT, () => {
-    lastBeat = Date.now();
-    // Answered again after a stall: the coordinator still counts this member with its assignment.
-    if (stopping === undefined && held().size === 0 && assigned.size > 0) tell(new Set(assigned));
+    lastBeat = Math.max(lastBeat, heartbeatSentAt);
+    // Answered again after a stall, for a heartbeat sent since: the coordinator still counts this
+    // member with its assignment.
+    if (stopping === undefined && held().size === 0 && assigned.size > 0 && Date.now() - lastBeat <= staleAfterMs) tell(new Set(assigned));
   });
   consumer.on(consumer.events.REBALANCING, () => {
     assigned = new Set();

@@ -37,6 +37,15 @@ export interface PostgresEventStoreOptions {
   readonly poolSize?: number;
   /** How long to wait for a connection before failing with EventStoreUnavailableError. Default 5000. */
   readonly connectionTimeoutMs?: number;
+  /**
+   * How long a query of the store's own operations (appends, reads, checkpoints, keys; not the
+   * migrations, which wait for each other's locks) may go unanswered before it fails with
+   * EventStoreUnavailableError and its connection is dropped. Without it, a query sent to a
+   * server cut off from this process without a word (a network partition: no reset, no FIN) waits
+   * as long as the cut, and the request behind it with it (issue 48). An append that timed out may
+   * have been committed all the same: the caller cannot know. Default 10000.
+   */
+  readonly queryTimeoutMs?: number;
   /** Derives the tags of appended events (EventFilter.tags). Without one, no tags are written. */
   readonly tagger?: EventTagger;
 }
@@ -108,8 +117,10 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
       throw toStoreError(error);
     }
   };
+  const queryTimeoutMs = positiveMs(options.queryTimeoutMs ?? 10_000, 'queryTimeoutMs');
   const query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
-    run(() => pool.query<R>(text, values)).then((result) => result.rows);
+    // pg drops a connection whose query timed out (its pool releases it with the error).
+    run(() => pool.query<R>({ text, values: values ?? [], query_timeout: queryTimeoutMs } as pg.QueryConfig)).then((result) => result.rows);
 
   type PageRow = { safe_head: string; fits: boolean | null } & Partial<EventRow>;
 

@@ -53,6 +53,7 @@ export class SimulatorConnector implements MessengerConnector {
         const injected = takeFailure();
         return injected ? { ok: false, permanent: injected.permanent, reason: injected.reason } : { ok: true };
       },
+      delivery.stillHeld,
     );
   }
 

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { DeliveryResult, Messenger } from '../port.ts';
+import { DeliveryWithdrawnError, type DeliveryResult, type Messenger } from '../port.ts';
 import { CACHE_KIB } from '../../sqlite/open-sqlite.ts';
 
 export interface SimulatedDelivery {
@@ -47,6 +47,7 @@ export type DeliveryDecision = (takeFailure: () => InjectedFailure | undefined) 
 interface Handing {
   readonly delivery: HandedDelivery;
   readonly decide: DeliveryDecision;
+  readonly stillHeld: (() => boolean) | undefined;
   readonly resolve: (result: DeliveryResult) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -56,7 +57,7 @@ export class SimulatorStore {
   private readonly insertDelivery: Database.Statement;
   private readonly countAttempts: Database.Statement;
   private readonly takeFailure: Database.Transaction<(messenger: string, contactId: string) => InjectedFailure | undefined>;
-  private readonly handOverAll: Database.Transaction<(handings: readonly Handing[]) => DeliveryResult[]>;
+  private readonly handOverAll: Database.Transaction<(handings: readonly Handing[]) => Array<DeliveryResult | undefined>>;
   private readonly pruneOld: Database.Statement;
   private recordedSincePrune = 0;
   /** Deliveries handed during this turn of the event loop: decided and recorded together after it. */
@@ -113,8 +114,14 @@ export class SimulatorStore {
     this.takeFailure = this.db.transaction(takeFailureIn);
     // A loop, not an arrow made in each call (see writeEach in infra/sqlite/group-commit.ts).
     this.handOverAll = this.db.transaction((handings: readonly Handing[]) => {
-      const results: DeliveryResult[] = [];
-      for (const { delivery, decide } of handings) {
+      const results: Array<DeliveryResult | undefined> = [];
+      for (const { delivery, decide, stillHeld } of handings) {
+        // Asked when the hand-off is made, not when it was queued: a process frozen in between (past
+        // its hold on the record) makes no attempt of what another process holds now.
+        if (stillHeld !== undefined && !stillHeld()) {
+          results.push(undefined);
+          continue;
+        }
         // Counted in the transaction: an attempt of the same message earlier in it counts too.
         const attempt = this.attemptsOf(delivery.messageId) + 1;
         // Already in this transaction: no savepoint of its own per delivery.
@@ -133,10 +140,10 @@ export class SimulatorStore {
    * this project's VMs, more than a send's whole API path); each resolves once that commits, and all
    * of them reject if it fails.
    */
-  handOver(delivery: HandedDelivery, decide: DeliveryDecision): Promise<DeliveryResult> {
+  handOver(delivery: HandedDelivery, decide: DeliveryDecision, stillHeld?: () => boolean): Promise<DeliveryResult> {
     return new Promise((resolve, reject) => {
       if (this.handings.length === 0) setImmediate(() => this.handOverNow());
-      this.handings.push({ delivery, decide, resolve, reject });
+      this.handings.push({ delivery, decide, stillHeld, resolve, reject });
     });
   }
 
@@ -145,7 +152,11 @@ export class SimulatorStore {
     this.handings = [];
     try {
       const results = this.handOverAll(handings);
-      for (let i = 0; i < handings.length; i++) handings[i]!.resolve(results[i]!);
+      for (let i = 0; i < handings.length; i++) {
+        const result = results[i];
+        if (result !== undefined) handings[i]!.resolve(result);
+        else handings[i]!.reject(new DeliveryWithdrawnError(`The delivery of ${handings[i]!.delivery.messageId} was withdrawn before it was handed over`));
+      }
     } catch (error) {
       for (const handing of handings) handing.reject(error);
     }

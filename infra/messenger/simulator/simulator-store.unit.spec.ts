@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DeliveryWithdrawnError } from '../port.ts';
 import { SimulatorStore } from './simulator-store.ts';
 
 const dirs: string[] = [];
@@ -47,6 +48,21 @@ describe('the simulator’s outbox', () => {
       ['m3', 1, true, null],
       ['m1', 2, true, null],
     ]);
+    store.close();
+  });
+
+  it('asks each delivery whether it is still held when the hand-offs of its turn are made, and makes no attempt of one that is not', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-sim-'));
+    dirs.push(dir);
+    const store = new SimulatorStore(dir);
+    const handed = (messageId: string) => ({ messageId, messenger: 'signal' as const, from: '+1555', contactId: '+1556', text: messageId, groupId: null });
+    let held = true;
+    const results = Promise.allSettled([store.handOver(handed('m1'), () => ({ ok: true }), () => held), store.handOver(handed('m2'), () => ({ ok: true }))]);
+    held = false; // lost after the hand-off was queued, before the turn's hand-offs were made (a process frozen in between)
+    const [m1, m2] = await results;
+    expect(m1.status === 'rejected' && m1.reason).toBeInstanceOf(DeliveryWithdrawnError);
+    expect(m2).toEqual({ status: 'fulfilled', value: { ok: true } });
+    expect(store.deliveries().map((d) => d.messageId)).toEqual(['m2']);
     store.close();
   });
 
