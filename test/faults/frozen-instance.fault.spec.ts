@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { HistoryChecker } from '../support/history-checker.ts';
 import { deliveryLag, nameOf, POSTGRES_URL, readOutboxes, report, startCluster, startTraffic, untilDelivered, warningsOf, type Cluster } from '../support/fault-cluster.ts';
@@ -58,7 +59,9 @@ describe.skipIf(!inject('kafkaBrokers'))('a frozen instance (SIGSTOP past the se
       const before = handedCount(victim);
       await waitFor(() => handedCount(victim) > before, 30_000, 'a hand-off by the victim', 5);
       victim.child.kill('SIGSTOP');
-      const frozenAt = Date.now();
+      // A signal takes effect when the kernel next runs the process: hand-offs it made until every
+      // one of its threads stood still were made before the freeze (the documented window).
+      const frozenAt = await stoppedAt(victim.child.pid!);
       // The survivor takes its partitions and roles over meanwhile: its first hand-off after the freeze.
       const otherBefore = handedCount(other);
       await waitFor(() => handedCount(other) > otherBefore, FREEZE_MS, 'a delivery by the survivor', 50);
@@ -113,3 +116,22 @@ describe.skipIf(!inject('kafkaBrokers'))('a frozen instance (SIGSTOP past the se
       expect(verdict.counts.outbound.delivered).toBeGreaterThan(200);
     });
 });
+
+/** When every thread of a process is seen stopped (state T in /proc), epoch ms. */
+async function stoppedAt(pid: number): Promise<number> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const tasks = readdirSync(`/proc/${pid}/task`);
+    const states = tasks.map((task) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
+        return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+      } catch {
+        return 'T'; // a thread that ended meanwhile
+      }
+    });
+    if (states.every((state) => state === 'T' || state === 't')) return Date.now();
+    if (Date.now() > deadline) throw new Error(`process ${pid} did not stop within 5 s (thread states ${states.join('')})`);
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}
