@@ -1,0 +1,105 @@
+/**
+ * The request loads of a scale point: verify, an empty poll of a key with one app, an empty poll
+ * of a key with 25 apps, and a send of 50 messages, each as alternating slices of a bare Fastify
+ * anchor (scripts/bench/bare-fastify.mjs, the same process for the whole run) and Relay, as
+ * `npm run bench` pairs them: the VM's speed moves between points, the ratio to the anchor of the
+ * same moment is what compares across points. Besides each throughput, Relay's CPU per request
+ * (all threads less the idle background work, and the API and pipeline threads) from /proc; a send's is counted until its
+ * messages are delivered (its delivery included), each send slice starting with nothing queued.
+ */
+import autocannon from 'autocannon';
+import { percentile } from '../measures.ts';
+import { cpuSince, drained, threadCpu, type RelayRun } from './relay-run.ts';
+
+export interface LoadFigures {
+  /** Relay's requests per second (mean of its slices). */
+  readonly rps: number;
+  /** The anchor's requests per second (mean of its slices). */
+  readonly anchorRps: number;
+  /** Median of the slices' Relay/anchor ratios. */
+  readonly ratio: number;
+  /**
+   * CPU µs per request, all threads, less what the process spends idle in the same time (its
+   * background work, measured just before: at a point where it grows, it would count as request
+   * cost); `grossUs` with it.
+   */
+  readonly cpuUs: number;
+  readonly grossUs: number;
+  /** µs per request of the API thread, and of the pipeline thread (gross). */
+  readonly mainUs: number;
+  readonly pipelineUs: number;
+  readonly p99Ms: number;
+}
+
+export type LoadName = 'verify' | 'poll1' | 'poll25' | 'send50';
+export const LOAD_NAMES: readonly LoadName[] = ['verify', 'poll1', 'poll25', 'send50'];
+export const LOAD_LABELS: Record<LoadName, string> = {
+  verify: 'verify',
+  poll1: 'empty poll, key of 1 app',
+  poll25: 'empty poll, key of 25 apps',
+  send50: 'send of 50',
+};
+
+type Target = { url: string; options: Partial<autocannon.Options> };
+
+const slice = async (target: Target, seconds: number, connections: number) => {
+  const result = await autocannon({ url: target.url, connections, duration: seconds, ...target.options });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${target.url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return { rps: result.requests.average, requests: result.requests.total, p99: result.latency.p99 };
+};
+
+export const measureLoads = async (
+  run: RelayRun,
+  anchorBase: string,
+  probe: { oneApp: string; allApps: string; appIds: readonly string[] },
+  options: { seconds: number; rounds: number; connections: number; idleMsPerSecond: number },
+): Promise<Record<LoadName, LoadFigures>> => {
+  const messages = Array.from({ length: 50 }, (_, i) => ({ appId: probe.appIds[0]!, messenger: 'signal', contactId: `+1555${String(2_000_000 + i)}`, message: `scale bench message ${i} `.padEnd(120, 'x') }));
+  const body = JSON.stringify({ messages });
+  const json = { 'content-type': 'application/json' };
+  const targets: Record<LoadName, { relay: Target; anchor: Target; send: boolean }> = {
+    verify: { relay: { url: `${run.base}/api/v1/auth/verify`, options: { headers: { authorization: `Bearer ${probe.oneApp}` } } }, anchor: { url: `${anchorBase}/health`, options: {} }, send: false },
+    poll1: { relay: { url: `${run.base}/api/v1/messages/poll`, options: { headers: { authorization: `Bearer ${probe.oneApp}` } } }, anchor: { url: `${anchorBase}/health`, options: {} }, send: false },
+    poll25: { relay: { url: `${run.base}/api/v1/messages/poll`, options: { headers: { authorization: `Bearer ${probe.allApps}` } } }, anchor: { url: `${anchorBase}/health`, options: {} }, send: false },
+    send50: {
+      relay: { url: `${run.base}/api/v1/messages/send`, options: { method: 'POST', headers: { authorization: `Bearer ${probe.oneApp}`, ...json }, body } },
+      anchor: { url: `${anchorBase}/echo`, options: { method: 'POST', headers: json, body } },
+      send: true,
+    },
+  };
+  const out = {} as Record<LoadName, LoadFigures>;
+  for (const name of LOAD_NAMES) {
+    const { relay, anchor, send } = targets[name];
+    // Warm-up of both, so that the code is measured optimised.
+    await slice(anchor, 1, options.connections);
+    await slice(relay, 1, options.connections);
+    if (send) await drained(run);
+    const ratios: number[] = [];
+    const rps: number[] = [];
+    const anchorRps: number[] = [];
+    const p99: number[] = [];
+    let requests = 0;
+    let wallMs = 0;
+    let cpu = { total: 0, main: 0, pipeline: 0, other: 0 };
+    for (let i = 0; i < options.rounds; i++) {
+      const a = await slice(anchor, options.seconds, options.connections);
+      const before = threadCpu(run.pid);
+      const began = performance.now();
+      const r = await slice(relay, options.seconds, options.connections);
+      if (send) await drained(run);
+      wallMs += performance.now() - began;
+      const used = cpuSince(before, threadCpu(run.pid));
+      cpu = { total: cpu.total + used.total, main: cpu.main + used.main, pipeline: cpu.pipeline + used.pipeline, other: cpu.other + used.other };
+      requests += r.requests;
+      ratios.push(r.rps / a.rps);
+      rps.push(r.rps);
+      anchorRps.push(a.rps);
+      p99.push(r.p99);
+    }
+    const mean = (values: number[]) => values.reduce((s, v) => s + v, 0) / values.length;
+    const us = (ms: number) => (ms * 1000) / Math.max(1, requests);
+    const net = Math.max(0, cpu.total - (options.idleMsPerSecond * wallMs) / 1000);
+    out[name] = { rps: mean(rps), anchorRps: mean(anchorRps), ratio: percentile(ratios, 50), cpuUs: us(net), grossUs: us(cpu.total), mainUs: us(cpu.main), pipelineUs: us(cpu.pipeline), p99Ms: Math.max(...p99) };
+  }
+  return out;
+};
