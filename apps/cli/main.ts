@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { Command, Option } from 'commander';
 import { userDecider, userStreamName } from '../../domain/user/decider.ts';
 import { SimulatorStore } from '../../infra/messenger/simulator/simulator-store.ts';
@@ -383,7 +384,7 @@ const events = withConfigOptions(
 ).action((options: Record<string, unknown>) =>
   // An auditor's read: the event store alone, which needs no secret key.
   withEventStore(options, async (store) => {
-    await printEvents(store, options, (line) => process.stdout.write(`${line}\n`));
+    await printEvents(store, options, (lines) => (process.stdout.write(lines) ? undefined : once(process.stdout, 'drain').then(() => undefined)));
   }),
 );
 withConfigOptions(

@@ -24,8 +24,12 @@ const parseDate = (name: string, value: string | undefined) => {
  */
 export const eventLine = (event: RecordedEvent) => JSON.stringify(toPublicEvent(event));
 
-/** Writes the filtered history in global order, page by page, until `limit` lines or the end. */
-export const printEvents = async (store: EventStore, query: EventsQuery, write: (line: string) => void): Promise<number> => {
+/**
+ * Writes the filtered history in global order, a page of lines at a time, until `limit` lines or
+ * the end; `write` may answer a promise (a pipe that is full: its drain), which is awaited before
+ * the next page is read (without, a slow reader made stdout buffer the whole history: ENOBUFS).
+ */
+export const printEvents = async (store: EventStore, query: EventsQuery, write: (lines: string) => void | Promise<void>): Promise<number> => {
   if (query.after !== undefined && !/^\d+$/.test(query.after)) throw new Error(`--after must be a position, got ${query.after}`);
   if (query.limit !== undefined && !/^\d+$/.test(query.limit)) throw new Error(`--limit must be a number, got ${query.limit}`);
   const since = parseDate('since', query.since);
@@ -43,7 +47,9 @@ export const printEvents = async (store: EventStore, query: EventsQuery, write: 
   while (left > 0) {
     const page = await store.readAll({ after, limit: Math.min(1000, left), filter });
     if (page.length === 0) break;
-    for (const event of page) write(eventLine(event));
+    let lines = '';
+    for (const event of page) lines += `${eventLine(event)}\n`;
+    await write(lines);
     printed += page.length;
     left -= page.length;
     after = page[page.length - 1]!.globalPosition;
