@@ -2,6 +2,7 @@ import sodiumNative from 'sodium-native';
 import { describe, expect, it } from 'vitest';
 import { channelDecrypt, channelEncrypt, decodeDict, encodeRelayDict, processOnionV2, processRelayed, type OnionHost, type OnionReply } from '../../../../test/support/fake-session-onion.ts';
 import { buildOnion, combinedPayload, ephemeralKeyPair, layerKey, openAesGcm, openOnionAnswer, sealAesGcm } from './onion-layers.ts';
+import { snodeKeys } from '../../../../test/support/snode-keys.ts';
 
 // The fake storage server's onion processing (test/support/fake-session-onion.ts), nodes wired in
 // process: it serves what the real server serves and refuses what it refuses, with its texts
@@ -27,13 +28,7 @@ interface Net {
 function network(size: number): Net {
   const net: Net = { nodes: [], rpcs: [], hops: [], down: new Set() };
   for (let i = 0; i < size; i++) {
-    const edPk = Buffer.alloc(32);
-    const edSk = Buffer.alloc(64);
-    sodium.crypto_sign_keypair(edPk, edSk);
-    const xPk = Buffer.alloc(32);
-    const xSk = Buffer.alloc(32);
-    sodium.crypto_sign_ed25519_pk_to_curve25519(xPk, edPk);
-    sodium.crypto_sign_ed25519_sk_to_curve25519(xSk, edSk);
+    const { edPublic: edPk, xPublic: xPk, xSecret: xSk } = snodeKeys();
     const host: OnionHost = {
       keys: { xSecret: xSk, xPublic: xPk },
       knows: (ed) => net.nodes.some((n) => n.ed25519 === ed.toString('hex')),

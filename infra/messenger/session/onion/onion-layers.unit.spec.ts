@@ -9,6 +9,7 @@ import {
   type NodeKeys,
 } from '../../../../test/support/fake-session-onion.ts';
 import { buildOnion, combinedPayload, layerKey, OnionAnswerError, openAesGcm, openOnionAnswer, sealAesGcm, x25519KeyPair } from './onion-layers.ts';
+import { snodeKeys } from '../../../../test/support/snode-keys.ts';
 
 // The client's layers against the storage server's side of the protocol as test/support/
 // fake-session-onion.ts has it, written from session-storage-server (not from this client).
@@ -36,14 +37,8 @@ interface FakeNode {
 
 /** A node with keys as a storage server has them: X25519 derived from its Ed25519 key. */
 function node(): FakeNode {
-  const edPk = Buffer.alloc(32);
-  const edSk = Buffer.alloc(64);
-  sodium.crypto_sign_keypair(edPk, edSk);
-  const xPk = Buffer.alloc(32);
-  const xSk = Buffer.alloc(32);
-  sodium.crypto_sign_ed25519_pk_to_curve25519(xPk, edPk);
-  sodium.crypto_sign_ed25519_sk_to_curve25519(xSk, edSk);
-  return { ed25519: edPk.toString('hex'), x25519: xPk.toString('hex'), keys: { xSecret: xSk, xPublic: xPk } };
+  const { edPublic, xPublic, xSecret } = snodeKeys();
+  return { ed25519: edPublic.toString('hex'), x25519: xPublic.toString('hex'), keys: { xSecret, xPublic } };
 }
 
 describe('layer encryption, against the vectors of the storage server (unit_test/encrypt.cpp)', () => {
