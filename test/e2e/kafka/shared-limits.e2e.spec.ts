@@ -68,8 +68,8 @@ const spend = async (request: (relay: RelayProcess) => Promise<{ status: number;
   return answers;
 };
 
-/** Waits past the instances' idle give-back (1 s) and their pause after a refusal. */
-const letSlicesGoBack = () => new Promise((resolve) => setTimeout(resolve, 1_500));
+/** Waits past the instances' idle give-back (a slice idle for 1 s goes back at the next look, each second) and their pause after a refusal. */
+const letSlicesGoBack = () => new Promise((resolve) => setTimeout(resolve, 3_000));
 
 describe('the account API across three instances', () => {
   it('holds one client to its sign-in attempts whichever instance it asks, with one Retry-After', async () => {
