@@ -1,4 +1,4 @@
-import { LimitStoreUnavailableError, type LimitStore } from '../../infra/limits/port.ts';
+import { LimitStoreUnavailableError, type LimitLease, type LimitStore } from '../../infra/limits/port.ts';
 import { RateLimiter } from './rate-limiter.ts';
 import type { LimitDecision } from './limiter.ts';
 import type { Limiter } from './limiter.ts';
@@ -164,7 +164,7 @@ export class SlicedLimiter implements Limiter {
 
   /** Leases units into the key's slice; false when the store could not be reached. */
   private async lease(key: string, want: number, limit: number, now: number): Promise<boolean> {
-    let lease;
+    let lease: LimitLease;
     try {
       lease = await this.store.lease(this.storeKeyOf(key), want, limit, this.options.windowMs, now);
     } catch (error) {

@@ -11,11 +11,6 @@ export class MemoryLimitStore implements LimitStore {
   private readonly windows = new Map<string, Window>();
 
   async lease(key: string, want: number, limit: number, windowMs: number, now: number): Promise<LimitLease> {
-    return this.leaseNow(key, want, limit, windowMs, now);
-  }
-
-  /** The same lease, answered synchronously (for a limiter in the same process). */
-  leaseNow(key: string, want: number, limit: number, windowMs: number, now: number): LimitLease {
     let window = this.windows.get(key);
     if (!window || now >= window.start + window.ms) {
       window = { start: now, ms: windowMs, granted: 0 };

@@ -36,6 +36,8 @@ export class PostgresSeatStore implements SeatStore {
   private readonly ttlMs: number;
   private readonly now: () => number;
   private readonly renewal: NodeJS.Timeout;
+  /** Seats this instance holds: none, nothing to renew (an idle process asks nothing of PostgreSQL). */
+  private held = 0;
 
   constructor(options: PostgresSeatStoreOptions) {
     this.db = new MigratedPool({ ...options, max: 2 }, ddl, 'seat store');
@@ -62,7 +64,9 @@ export class PostgresSeatStore implements SeatStore {
         );
         await client.query(`DELETE FROM ${this.schema}.seats WHERE grp = $1 AND expires_at <= $2`, [group, now]);
         await client.query('COMMIT');
-        return taken.rowCount === 1 ? seat : undefined;
+        if (taken.rowCount !== 1) return undefined;
+        this.held++;
+        return seat;
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);
         throw error;
@@ -73,17 +77,19 @@ export class PostgresSeatStore implements SeatStore {
   }
 
   async release(group: string, seat: string): Promise<void> {
-    await this.db.run(() => this.db.pool.query(`DELETE FROM ${this.schema}.seats WHERE seat = $1 AND grp = $2`, [seat, group]));
+    const released = await this.db.run(() => this.db.pool.query(`DELETE FROM ${this.schema}.seats WHERE seat = $1 AND grp = $2`, [seat, group]));
+    if ((released.rowCount ?? 0) > 0) this.held = Math.max(0, this.held - 1);
   }
 
   async close(): Promise<void> {
     if (this.db.isClosed) return;
     clearInterval(this.renewal);
-    await this.db.run(() => this.db.pool.query(`DELETE FROM ${this.schema}.seats WHERE instance = $1`, [this.instance])).catch(() => undefined);
+    if (this.held > 0) await this.db.run(() => this.db.pool.query(`DELETE FROM ${this.schema}.seats WHERE instance = $1`, [this.instance])).catch(() => undefined);
     await this.db.close();
   }
 
   private async renew(): Promise<void> {
+    if (this.held === 0) return;
     await this.db.run(() => this.db.pool.query(`UPDATE ${this.schema}.seats SET expires_at = $2 WHERE instance = $1`, [this.instance, this.now() + this.ttlMs]));
   }
 }

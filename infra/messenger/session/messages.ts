@@ -50,7 +50,7 @@ export interface DataMessage {
 }
 
 /** The Content fields Relay does not open, by what they are. */
-export type ControlKind = 'call' | 'read-receipt' | 'typing' | 'data-extraction' | 'unsend';
+export type OtherContent = 'call' | 'read-receipt' | 'typing' | 'data-extraction' | 'unsend';
 
 export interface Content {
   readonly dataMessage?: DataMessage;
@@ -61,7 +61,7 @@ export interface Content {
   readonly expirationTimer?: number;
   readonly sigTimestamp?: number;
   /** Read only: the other kinds of content present. */
-  readonly others?: readonly ControlKind[];
+  readonly others?: readonly OtherContent[];
 }
 
 export interface Envelope {
@@ -106,7 +106,7 @@ function encodeDataMessage(message: DataMessage): Buffer {
   return writer.finish();
 }
 
-const CONTROL_FIELDS: ReadonlyMap<number, ControlKind> = new Map([
+const OTHER_CONTENT_FIELDS: ReadonlyMap<number, OtherContent> = new Map([
   [3, 'call'],
   [5, 'read-receipt'],
   [6, 'typing'],
@@ -120,9 +120,9 @@ export function decodeContent(bytes: Buffer): Content {
   let sigTimestamp: number | undefined;
   let expirationType: number | undefined;
   let expirationTimer: number | undefined;
-  const others: ControlKind[] = [];
+  const others: OtherContent[] = [];
   for (const field of readFields(bytes)) {
-    const control = CONTROL_FIELDS.get(field.field);
+    const control = OTHER_CONTENT_FIELDS.get(field.field);
     if (field.field === 1) dataMessage = decodeDataMessage(lengthDelimited(field, 'Content.dataMessage'));
     else if (control !== undefined) {
       lengthDelimited(field, `Content.${control}`);

@@ -44,11 +44,6 @@ export class SendClock {
     return stamp;
   }
 
-  /** Forgets a bot (its identity was replaced or dropped); its kept mark stays in the store. */
-  forget(appMessengerId: string): void {
-    this.bots.delete(appMessengerId);
-  }
-
   private clockOf(appMessengerId: string): Promise<BotClock> {
     let clock = this.bots.get(appMessengerId);
     if (!clock) {

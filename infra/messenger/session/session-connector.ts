@@ -36,7 +36,7 @@ import type { SessionIdentityStore, SessionIdentityWatch } from './identity-stor
 import { mnemonicToSeed } from './mnemonic.ts';
 import { SessionNetworkError, SessionRefusedError, SessionStorageClient, TTL_MAX_MS, type RetrievedMessage, type SessionStorageOptions } from './storage-client.ts';
 import { SendClock } from './send-clock.ts';
-import { buildTextMessage, openIncoming, type ControlKind, type Expiration, type UnsupportedKind } from './wire.ts';
+import { buildTextMessage, openIncoming, UNSUPPORTED_KINDS, type ControlKind, type Expiration, type UnsupportedKind } from './wire.ts';
 
 /** What an inbound Session message Relay does not hand on was: `undecodable` when it failed a check. */
 export type SkippedKind = ControlKind | UnsupportedKind | 'undecodable';
@@ -83,8 +83,8 @@ interface Prepared {
 /** Messages kept for their retries, and conversations whose setting is remembered (the oldest go first). */
 const MAX_PREPARED = 10_000;
 const MAX_CONVERSATIONS = 100_000;
-/** Kinds of message a person wrote, which a bot's owner should hear of (once per kind and bot). */
-const WORTH_A_LOG: ReadonlySet<SkippedKind> = new Set<SkippedKind>(['attachment', 'voice-note', 'reaction', 'call', 'group-invite', 'group-update', 'community-invite', 'empty', 'undecodable']);
+/** Kinds of message a person wrote, or that failed a check, which a bot's owner should hear of (once per kind and bot). */
+const WORTH_A_LOG: ReadonlySet<SkippedKind> = new Set<SkippedKind>([...UNSUPPORTED_KINDS, 'undecodable']);
 const MAX_LOGGED = 10_000;
 
 interface Held {

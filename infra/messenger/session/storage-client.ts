@@ -19,18 +19,10 @@ import {
   type SessionStorageOptions,
   type StorageHealth,
 } from './storage-api.ts';
-
-export * from './storage-api.ts';
 import { OnionTransport } from './onion/onion-transport.ts';
 
-/**
- * Relay's client of Session's storage servers, spoken to through onion paths (or, as an explicit
- * opt-out, directly over HTTPS, which shows the nodes the bot's IP address). It keeps the service-node pool (from the seed nodes, then
- * refreshed from the pool itself), each Session ID's swarm (from `get_swarm`, replaced by a 421
- * answer), the network clock offset (from the `t` every answer carries), `last_hash` per node and
- * namespace, and the hashes already handed on (messages come again whenever a node does not know
- * the `last_hash` it is given). Facts: ../shared/notes/session-protocol.md §3–§6.
- */
+export * from './storage-api.ts';
+
 const MAX_SWARM_SIZE = 64;
 const NODE_FAILURES_BEFORE_DROP = 3;
 /** `last_hash` entries kept (one per identity, namespace and node polled); the oldest go first. */
@@ -47,6 +39,14 @@ const storeAnswer = z.object({ hash: z.string().optional(), swarm: z.record(z.st
 
 type Attempt<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly retry: 'other-node' | 'same-node'; readonly status?: number };
 
+/**
+ * Relay's client of Session's storage servers, spoken to through onion paths (or, as an explicit
+ * opt-out, directly over HTTPS, which shows the nodes the bot's IP address). It keeps the
+ * service-node pool (node-pool.ts), each Session ID's swarm (from `get_swarm`, replaced by a 421
+ * answer), the network clock offset (from the `t` every answer carries), `last_hash` per node and
+ * namespace, and the hashes already handed on (messages come again whenever a node does not know
+ * the `last_hash` it is given). Facts: ../shared/notes/session-protocol.md §3–§6.
+ */
 export class SessionStorageClient {
   private readonly http: SnodeHttp;
   private readonly transport: SnodeTransport;
