@@ -19,6 +19,3 @@ export interface Limiter {
   close(): void;
 }
 
-/** Goes on with a limiter's decision at once when it has it, else when it comes (no promise on the fast path). */
-export const withDecision = <T>(decided: LimitDecision | Promise<LimitDecision>, go: (decision: LimitDecision) => T): T | Promise<Awaited<T>> =>
-  decided instanceof Promise ? (decided.then(go) as Promise<Awaited<T>>) : go(decided);

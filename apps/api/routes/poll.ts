@@ -5,7 +5,7 @@ import { AUTH_ERRORS, requireCaller, sendRateLimited } from '../auth-guard.ts';
 import { popRoundRobin } from '../poll-messages.ts';
 import { topics } from '../../pipeline/topology.ts';
 import { buckets } from '../buckets.ts';
-import { type Limiter, withDecision } from '../../limits/limiter.ts';
+import type { LimitDecision, Limiter } from '../../limits/limiter.ts';
 import { errorBody, pollQuery, pollResponse, type PolledMessage } from '../schemas.ts';
 
 export const POLL_ERRORS = {
@@ -46,6 +46,23 @@ export const pollRoute =
       return reply;
     };
 
+    /** A poll the limit allowed (or its 429): an empty one the broker can answer from memory awaits nothing. */
+    const pollWith = (request: FastifyRequest, reply: FastifyReply, appIds: readonly string[], limit: number, decision: LimitDecision) => {
+      if (!decision.allowed) return void sendRateLimited(ctx, 'poll', reply, decision.resetAt);
+      // An app delivered by webhook has its messages POSTed to it: a poll does not compete for them.
+      const polled = appIds.filter((appId) => ctx.models.apps.app(appId)?.settings.deliveryType !== 'webhook');
+      const answer = (messages: PolledMessage[]) => {
+        ctx.metrics.pollRequests.inc();
+        if (messages.length > 0) ctx.metrics.pollPopped.inc(messages.length);
+        reply
+          .code(200)
+          .header('X-RateLimit-Remaining', String(decision.remaining))
+          .send({ messages, count: messages.length, queue: `poll:${appIds.join(',')}` });
+      };
+      if (polled.every((appId) => ctx.broker.knownEmpty?.(topics.inbound(appId)) === true)) return answer([]);
+      return popAndAnswer(request, reply, polled, limit, answer);
+    };
+
     app.get(
       '/messages/poll',
       {
@@ -65,21 +82,10 @@ export const pollRoute =
         const limit = parseLimit((request.query as Record<string, unknown>).limit);
         if (typeof limit !== 'number') return void reply.code(400).send(limit);
         if (caller.appIds.length === 0) return void reply.code(401).send({ error: AUTH_ERRORS.noApps });
-        return withDecision(limiter.consume(buckets.poll(caller.credential.credentialId), 1, ctx.config.RATE_LIMIT_POLL_PER_MIN), (decision) => {
-        if (!decision.allowed) return void sendRateLimited(ctx, 'poll', reply, decision.resetAt);
-        // An app delivered by webhook has its messages POSTed to it: a poll does not compete for them.
-        const polled = caller.appIds.filter((appId) => ctx.models.apps.app(appId)?.settings.deliveryType !== 'webhook');
-        const answer = (messages: PolledMessage[]) => {
-          ctx.metrics.pollRequests.inc();
-          if (messages.length > 0) ctx.metrics.pollPopped.inc(messages.length);
-          reply
-            .code(200)
-            .header('X-RateLimit-Remaining', String(decision.remaining))
-            .send({ messages, count: messages.length, queue: `poll:${caller.appIds.join(',')}` });
-        };
-        if (polled.every((appId) => ctx.broker.knownEmpty?.(topics.inbound(appId)) === true)) return answer([]);
-        return popAndAnswer(request, reply, polled, limit, answer);
-        });
+        const decided = limiter.consume(buckets.poll(caller.credential.credentialId), 1, ctx.config.RATE_LIMIT_POLL_PER_MIN);
+        // A shared limit answers later only when its slice is spent (apps/limits/sliced-limiter.ts).
+        if (decided instanceof Promise) return decided.then((decision) => pollWith(request, reply, caller.appIds, limit, decision));
+        return pollWith(request, reply, caller.appIds, limit, decided);
       },
     );
   };
