@@ -1,13 +1,13 @@
 import type { Logger } from 'pino';
-import type { AttemptOutcome, RecordAttempt } from '../../domain/delivery/commands.ts';
-import { deliveryDecider, deliveryStreamName } from '../../domain/delivery/decider.ts';
+import type { AttemptOutcome, KeepTimestamp, RecordAttempt } from '../../domain/delivery/commands.ts';
+import { deliveryDecider, deliveryStreamName, type DeliveryState } from '../../domain/delivery/decider.ts';
 import { isFinalOutcome, type DeliveryEvent } from '../../domain/delivery/events.ts';
 import type { OutboundRef } from '../../domain/send-batch/message.ts';
 import type { DeliveryPolicy } from '../../domain/delivery/policy.ts';
 import type { Messenger } from '../../domain/shared/messengers.ts';
 import { ALWAYS_HELD, RecordsNoLongerHeldError, type Broker, type ConsumedRecord, type Consumer, type HeldRecords } from '../../infra/broker/port.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
-import { BotIdentityMissingError, DeliveryWithdrawnError, type MessengerConnector } from '../../infra/messenger/port.ts';
+import { BotIdentityMissingError, DeliveryWithdrawnError, type MessengerConnector, type OutboundDelivery } from '../../infra/messenger/port.ts';
 import { isUnavailable } from '../../infra/errors/unavailable.ts';
 import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
 import { handleCommand, type HandleResult } from '../commands/handle-command.ts';
@@ -42,8 +42,35 @@ const UNRECORDED_KEPT = 10_000;
 
 export const FORGOTTEN_BODY = 'Message body forgotten before delivery (retention or app deleted)';
 
+/**
+ * The timestamp part `part` of a message carries (MessengerConnector.stamp): the one kept in its
+ * history, or a new one the connector gives, kept there before it is used. Kept by its own append
+ * on the message's stream, so the attempt's record that follows meets a newer version and is
+ * decided again (with the outcome already made).
+ */
+const keptTimestamp = async (deps: DeliveryWorkerDeps, connector: MessengerConnector, ref: OutboundRef, attemptNo: number, state: DeliveryState, part: number, delivery: OutboundDelivery): Promise<number> => {
+  const kept = state.timestamps[part];
+  if (kept !== undefined) return kept;
+  const timestamp = await connector.stamp!(delivery);
+  let first: number | undefined;
+  const result = await handleCommand(
+    deps.store,
+    deliveryStreamName(ref.messageId),
+    deliveryDecider,
+    (now): KeepTimestamp | undefined => {
+      first = now.timestamps[part];
+      // Finished meanwhile (another member holds the record now): nothing may be handed over.
+      if (now.finished) throw new RecordsNoLongerHeldError('The message was finished by another member');
+      return first === undefined ? { type: 'KeepTimestamp', data: { message: ref, attempt: attemptNo, part, timestamp, now: new Date() } } : undefined;
+    },
+    { actor: 'system:delivery', correlationId: ref.messageId },
+  );
+  if (!result.ok) throw new Error(result.error.message);
+  return first ?? timestamp;
+};
+
 /** Hands one attempt to the connector of its messenger, unless its app-messenger cannot send or its body is gone. */
-const attempt = async (deps: DeliveryWorkerDeps, { message }: OutboundRecord, keys: ReadonlyMap<string, string>, partsDone: number, held: HeldRecords): Promise<AttemptOutcome> => {
+const attempt = async (deps: DeliveryWorkerDeps, { message, attempt: attemptNo }: OutboundRecord, keys: ReadonlyMap<string, string>, state: DeliveryState, held: HeldRecords): Promise<AttemptOutcome> => {
   const app = deps.apps.app(message.appId);
   if (!app) return { ok: false, permanent: true, reason: 'App deleted' };
   if (app.settings.status !== 'active') return { ok: false, permanent: true, reason: 'App disabled' };
@@ -66,11 +93,16 @@ const attempt = async (deps: DeliveryWorkerDeps, { message }: OutboundRecord, ke
     ...(body.g !== undefined ? { groupId: body.g } : {}),
     senderName: app.settings.name,
   };
-  if (!isLegacyOutbound(message) && message.split) return deliverInParts(connector, delivery, partsDone, () => held.confirm());
-  try {
-    // Right before the hand-off, after every await before it: a process frozen until now finds out here.
+  const ref = refOf(message);
+  // Right before each hand-off, after every await before it: a process frozen until now finds out here.
+  const handOff = async (part: number, given: OutboundDelivery): Promise<OutboundDelivery> => {
+    const timestamp = connector.stamp ? await keptTimestamp(deps, connector, ref, attemptNo, state, part, given) : undefined;
     await held.confirm();
-    const outcome = await connector.deliver(delivery);
+    return timestamp === undefined ? given : { ...given, timestamp };
+  };
+  if (!isLegacyOutbound(message) && message.split) return deliverInParts(connector, delivery, state.partsDelivered, handOff);
+  try {
+    const outcome = await connector.deliver(await handOff(0, delivery));
     // A message of a Relay older than privacy at rest has no sealed body to retry from: one attempt.
     if (!outcome.ok && isLegacyOutbound(message)) return { ...outcome, permanent: true, reason: `${outcome.reason} (accepted before an upgrade: not retried)` };
     return outcome;
@@ -121,7 +153,7 @@ export const deliverRecord = async (deps: DeliveryWorkerDeps, value: OutboundRec
         if (made === undefined) {
           // A copy of a deferred record, handed before the look it planned: nothing to do yet.
           if (state.deferredUntil !== null && Date.now() < Date.parse(state.deferredUntil)) return undefined;
-          made = await attempt(deps, value, keys, state.partsDelivered, held);
+          made = await attempt(deps, value, keys, state, held);
         }
         return { type: 'RecordAttempt', data: { message: ref, attempt: value.attempt, outcome: made, policy: deps.policy, now: new Date() } };
       },

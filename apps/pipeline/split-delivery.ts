@@ -17,23 +17,20 @@ export const deliverInParts = async (
   delivery: OutboundDelivery,
   partsDone: number,
   /**
-   * Called right before each part's hand-off (the delivery worker confirms its hold on the record,
-   * delivery-worker.ts). A rejection before the first part of this attempt is thrown (no attempt);
-   * before a later one it ends the attempt as failed with the parts handed so far.
+   * Called right before each part's hand-off with the part's index and delivery, and resolves to
+   * what is handed over (the delivery worker confirms its hold on the record and adds the part's
+   * kept timestamp, delivery-worker.ts). A rejection before the first part of this attempt is
+   * thrown (no attempt); before a later one it ends the attempt as failed with the parts handed so far.
    */
-  beforeEach: () => Promise<void> = () => Promise.resolve(),
+  handOff: (part: number, delivery: OutboundDelivery) => Promise<OutboundDelivery> = (_part, given) => Promise.resolve(given),
 ): Promise<AttemptOutcome> => {
   const parts = splitForDisplay(delivery.text, displayLimitOf(connector.messenger));
-  if (parts.length === 1) {
-    await beforeEach();
-    return connector.deliver(delivery);
-  }
+  if (parts.length === 1) return connector.deliver(await handOff(0, delivery));
   for (let i = partsDone; i < parts.length; i++) {
     const done = i > 0 ? { partsDelivered: i } : {};
     let outcome: AttemptOutcome;
     try {
-      await beforeEach();
-      outcome = await connector.deliver({ ...delivery, text: parts[i]! });
+      outcome = await connector.deliver(await handOff(i, { ...delivery, text: parts[i]! }));
     } catch (error) {
       if (i === partsDone && (isUnavailable(error) || error instanceof RecordsNoLongerHeldError || error instanceof DeliveryWithdrawnError)) throw error;
       return { ok: false, permanent: false, reason: `Part ${i + 1} of ${parts.length}: ${error instanceof Error ? error.message : String(error)}`, ...done };

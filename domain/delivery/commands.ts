@@ -14,4 +14,14 @@ export interface RecordAttempt {
   data: { message: OutboundRef; attempt: number; outcome: AttemptOutcome; policy: DeliveryPolicy; now: Date };
 }
 
-export type DeliveryCommand = RecordAttempt;
+/**
+ * Keep the timestamp a message (or part `part` of a split one) carries to its messenger, before it
+ * is first handed over: every later hand-off of it carries the same (Session's clients drop a
+ * second message of one sender and timestamp, so a retry or a takeover is never seen twice).
+ */
+export interface KeepTimestamp {
+  type: 'KeepTimestamp';
+  data: { message: OutboundRef; attempt: number; part: number; timestamp: number; now: Date };
+}
+
+export type DeliveryCommand = RecordAttempt | KeepTimestamp;

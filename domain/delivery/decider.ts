@@ -1,5 +1,5 @@
 import { assertNever, type Decider, type Decision } from '../shared/decider.ts';
-import type { DeliveryCommand } from './commands.ts';
+import type { DeliveryCommand, KeepTimestamp } from './commands.ts';
 import type { DeliveryEvent } from './events.ts';
 import { deferDelayMs, retryDelayMs } from './policy.ts';
 
@@ -14,10 +14,21 @@ export interface DeliveryState {
   deferredSince: string | null;
   deferrals: number;
   deferredUntil: string | null;
+  /** The timestamps kept for the message (index 0) or its parts (DeliveryTimestamped): never changed once kept. */
+  timestamps: Readonly<Record<number, number>>;
 }
 
+const keepTimestamp = (command: KeepTimestamp, state: DeliveryState): Decision<DeliveryEvent> => {
+  const { message, attempt, part, timestamp, now } = command.data;
+  // The first timestamp kept stays; a finished message is handed no more.
+  if (state.finished || state.timestamps[part] !== undefined) return [];
+  const { messageId, appId, messenger } = message;
+  return [{ type: 'DeliveryTimestamped', data: { messageId, appId, messenger, attempt, part, timestamp, timestampedAt: now.toISOString() } }];
+};
+
 export const decide = (command: DeliveryCommand, state: DeliveryState): Decision<DeliveryEvent> => {
-  if (command.type !== 'RecordAttempt') return assertNever(command.type);
+  if (command.type === 'KeepTimestamp') return keepTimestamp(command, state);
+  if (command.type !== 'RecordAttempt') return assertNever(command);
   const { message, attempt, outcome, policy, now } = command.data;
   // A re-delivered record whose outcome is already known changes nothing (at-least-once consumers).
   if (state.finished || attempt <= state.attemptsRecorded) return [];
@@ -95,11 +106,14 @@ export const evolve = (state: DeliveryState, event: DeliveryEvent): DeliveryStat
       return { ...state, finished: true };
     case 'DeliveryDeferred':
       return { ...state, deferredSince: state.deferredSince ?? event.data.deferredAt, deferrals: state.deferrals + 1, deferredUntil: event.data.retry.dueAt };
+    case 'DeliveryTimestamped':
+      if (state.timestamps[event.data.part] !== undefined) return state;
+      return { ...state, timestamps: { ...state.timestamps, [event.data.part]: event.data.timestamp } };
     default:
       return assertNever(event);
   }
 };
 
-export const initialState = (): DeliveryState => ({ attemptsRecorded: 0, finished: false, partsDelivered: 0, deferredSince: null, deferrals: 0, deferredUntil: null });
+export const initialState = (): DeliveryState => ({ attemptsRecorded: 0, finished: false, partsDelivered: 0, deferredSince: null, deferrals: 0, deferredUntil: null, timestamps: {} });
 
 export const deliveryDecider: Decider<DeliveryState, DeliveryCommand, DeliveryEvent> = { decide, evolve, initialState };

@@ -126,4 +126,27 @@ describe('delivery decider', () => {
           },
         ]));
   });
+
+  describe('the timestamp a message carries (Session: a repeat of one sender and timestamp is dropped)', () => {
+    const stamped = (part: number, timestamp: number): DeliveryEvent => ({
+      type: 'DeliveryTimestamped',
+      data: { messageId: 'm1', appId: 'app_1', messenger: 'signal', attempt: 1, part, timestamp, timestampedAt: at },
+    });
+    const keep = (part: number, timestamp: number) => ({ type: 'KeepTimestamp' as const, data: { message, attempt: 1, part, timestamp, now } });
+
+    it('keeps the first timestamp of a message before its first hand-off', () => spec.given([]).when(keep(0, 1_700_000_000_123)).then([stamped(0, 1_700_000_000_123)]));
+
+    it('never replaces a kept timestamp (a retry, or another instance, carries the first)', () => spec.given([stamped(0, 1_700_000_000_123)]).when(keep(0, 1_700_000_009_999)).then([]));
+
+    it('keeps one per part of a split message', () => spec.given([stamped(0, 1_700_000_000_123)]).when(keep(1, 1_700_000_000_124)).then([stamped(1, 1_700_000_000_124)]));
+
+    it('keeps none for a finished message', () =>
+      spec
+        .given([{ type: 'MessageDelivered', data: { messageId: 'm1', appId: 'app_1', messenger: 'signal', attempt: 1, deliveredAt: at } }])
+        .when(keep(0, 1_700_000_000_123))
+        .then([]));
+
+    it('leaves the attempt count alone', () =>
+      expect([stamped(0, 1)].reduce(deliveryDecider.evolve, deliveryDecider.initialState())).toEqual({ ...deliveryDecider.initialState(), timestamps: { 0: 1 } }));
+  });
 });

@@ -49,6 +49,16 @@ export type DeliveryEvent =
       };
     }
   | {
+      /**
+       * The timestamp (ms since the epoch) the message, or part `part` of a split one, carries to
+       * its messenger, kept before its first hand-off: every hand-off of it carries this one, a
+       * retry's and another instance's too. Only for messengers whose clients drop a repeat of a
+       * sender and timestamp (Session): there a message handed twice is seen once.
+       */
+      type: 'DeliveryTimestamped';
+      data: { messageId: string; appId: string; messenger: string; attempt: number; part: number; timestamp: number; timestampedAt: string };
+    }
+  | {
       type: 'MessageAbandoned';
       data: { messageId: string; appId: string; messenger: string; attempts: number; reason: string; abandonedAt: string };
     };

@@ -24,6 +24,11 @@ export interface OutboundDelivery {
    * DeliveryWithdrawnError (a process frozen in between must not hand over what another has).
    */
   readonly stillHeld?: () => boolean;
+  /**
+   * The timestamp this message (or part) carries, kept in its history before its first hand-off
+   * (MessengerConnector.stamp): given, the connector sends with it and no other.
+   */
+  readonly timestamp?: number;
 }
 
 /** The delivery's `stillHeld` said no right before the hand-off: no attempt was made. */
@@ -127,6 +132,15 @@ export interface MessengerConnector {
    */
   provision?(appMessengerId: string): Promise<string>;
   deliver(delivery: OutboundDelivery): Promise<DeliveryResult>;
+  /**
+   * Of a messenger whose clients drop a second message with the sender and timestamp of one they
+   * have (Session): the timestamp the delivery's message would carry now. The delivery worker keeps
+   * it in the message's history before the first hand-off and gives it back as
+   * `OutboundDelivery.timestamp` to every hand-off of that message, so that a retry, or another
+   * instance's hand-off after this one's went unrecorded, is seen once. Rejects as `deliver` does
+   * when the bot's identity or the network is not there.
+   */
+  stamp?(delivery: OutboundDelivery): Promise<number>;
   /** For a connector on a daemon: asks the daemon now whether it answers and which identities it has. */
   checkHealth?(): Promise<DaemonHealth>;
   /**

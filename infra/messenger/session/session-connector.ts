@@ -21,9 +21,11 @@
  *
  * Sending: every message of a bot carries a timestamp later than the bot's last one (SendClock,
  * kept across restarts), the bot's display name (the app's name) in its profile, and the
- * conversation's disappearing-messages setting as the contact's app last sent it. A message whose
- * attempt failed is sent again with the same timestamp and bytes (so the same storage hash): a
- * store that timed out after a node kept it is not seen twice by the contact.
+ * conversation's disappearing-messages setting as the contact's app last sent it. A message's
+ * timestamp is kept in its history before its first hand-off (`stamp`, the delivery worker) and
+ * every hand-off carries it, so a retry, or another instance's after this one's went unrecorded,
+ * is dropped by the contact's app as a repeat when the first arrived. Within this process a
+ * retried message is also sent byte for byte again (the same storage hash).
  *
  * Groups (Session's groups v2) are not supported: a group delivery fails permanently.
  */
@@ -162,21 +164,14 @@ export class SessionConnector implements MessengerConnector {
     const rejection = rejectionOf('session', delivery.contactId, delivery.text);
     if (rejection) return { ok: false, permanent: true, reason: rejection };
     if (delivery.groupId !== undefined) return { ok: false, permanent: true, reason: 'Session groups are not supported by Relay' };
-    await this.ready();
-    let held = this.bySessionId.get(delivery.from);
-    if (!held && this.watching) {
-      // Kept a moment ago by another instance (or the CLI): read the store up to now.
-      await this.watching.catchUp();
-      held = this.bySessionId.get(delivery.from);
-    }
-    if (!held) throw new BotIdentityMissingError("This Relay does not hold the bot's Session identity");
+    const held = await this.heldFor(delivery);
     const recipient = delivery.contactId.toLowerCase();
     const key = preparedKey(delivery);
     try {
       let prepared = this.prepared.get(key);
+      if (prepared && delivery.timestamp !== undefined && prepared.timestamp !== delivery.timestamp) prepared = undefined;
       if (!prepared) {
-        await this.storage.swarmOf(recipient); // the network time comes with the answer
-        const timestamp = await this.clock.stamp(held.appMessengerId, this.storage.networkNow());
+        const timestamp = delivery.timestamp ?? (await this.stampFor(held, recipient));
         const displayName = delivery.senderName ?? this.options.displayName;
         const expiration = this.conversations.get(conversationKey(held.identity.sessionId, recipient));
         const data = buildTextMessage({
@@ -196,7 +191,7 @@ export class SessionConnector implements MessengerConnector {
     } catch (error) {
       if (error instanceof SessionNetworkError) {
         if (error.lastStatus === undefined) throw new SessionUnavailableError(UNREACHABLE);
-        return { ok: false, permanent: false, reason: `The Session network did not take the message now (HTTP ${error.lastStatus})` };
+        return { ok: false, permanent: false, reason: notTakenNow(error.lastStatus) };
       }
       if (error instanceof SessionRefusedError) {
         if (error.status === 406) return { ok: false, permanent: false, reason: "The Session network refused the message's time (HTTP 406): the clock is off" };
@@ -205,6 +200,40 @@ export class SessionConnector implements MessengerConnector {
       }
       throw error;
     }
+  }
+
+  /**
+   * The timestamp the delivery's message would carry now (the delivery worker keeps it in the
+   * message's history, and every hand-off of the message carries it: MessengerConnector.stamp).
+   */
+  async stamp(delivery: OutboundDelivery): Promise<number> {
+    const held = await this.heldFor(delivery);
+    try {
+      return await this.stampFor(held, delivery.contactId.toLowerCase());
+    } catch (error) {
+      if (!(error instanceof SessionNetworkError)) throw error;
+      if (error.lastStatus === undefined) throw new SessionUnavailableError(UNREACHABLE);
+      throw new Error(notTakenNow(error.lastStatus), { cause: error });
+    }
+  }
+
+  /** The bot identity a delivery is sent from, as this Relay holds it. */
+  private async heldFor(delivery: OutboundDelivery): Promise<Held> {
+    await this.ready();
+    let held = this.bySessionId.get(delivery.from);
+    if (!held && this.watching) {
+      // Kept a moment ago by another instance (or the CLI): read the store up to now.
+      await this.watching.catchUp();
+      held = this.bySessionId.get(delivery.from);
+    }
+    if (!held) throw new BotIdentityMissingError("This Relay does not hold the bot's Session identity");
+    return held;
+  }
+
+  /** The bot's next timestamp: the network's time (learnt with the recipient's swarm), after the bot's last stamp. */
+  private async stampFor(held: Held, recipient: string): Promise<number> {
+    await this.storage.swarmOf(recipient);
+    return this.clock.stamp(held.appMessengerId, this.storage.networkNow());
   }
 
   /** Reachable when a service node answers `info` (which also resets the clock offset). */
@@ -355,6 +384,8 @@ export class SessionConnector implements MessengerConnector {
     );
   }
 }
+
+const notTakenNow = (status: number): string => `The Session network did not take the message now (HTTP ${status})`;
 
 /** One message, or one part of a split message: its retries are sent byte for byte again. */
 function preparedKey(delivery: OutboundDelivery): string {
