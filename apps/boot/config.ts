@@ -47,6 +47,12 @@ export const configSchema = z.object({
   RATE_LIMIT_VERIFY_PER_MIN: integer(6000, 1),
   RATE_LIMIT_WINDOW_MS: integer(60_000, 1),
   RATE_LIMIT_EVICT_INTERVAL_MS: integer(300_000, 1),
+  /**
+   * A shared event store (PostgreSQL, EventStoreDB) that has not answered for this long: this
+   * instance gives its leased roles and, when it has no unrecorded hand-off, its delivery
+   * partitions to the other instances until it answers again (apps/pipeline/store-away.ts); 0 never.
+   */
+  STORE_AWAY_YIELD_MS: integer(15_000, 0),
   DELIVERY_MAX_ATTEMPTS: integer(3, 1),
   DELIVERY_BACKOFF_BASE_MS: integer(1000, 0),
   DELIVERY_BACKOFF_FACTOR: z.coerce.number().min(1).default(4),

@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { defaultDeliveryPolicy } from '../../domain/delivery/policy.ts';
-import type { Consumer } from '../../infra/broker/port.ts';
 import { createMessageSealer } from '../../infra/crypto/message-sealer.ts';
 import { createKeyedHash } from '../../infra/crypto/keyed-hash.ts';
 import { createSecretBox } from '../../infra/crypto/secret-box.ts';
@@ -18,7 +17,9 @@ import { messageRetentionMs, type Config } from './config.ts';
 import { SealingWindows } from '../commands/sealing-windows.ts';
 import { openConnectors, type Connectors } from './connectors.ts';
 import { DELIVERY_ROLES, deliveryRoles, GATEWAY_ROLES, gatewayRoles } from './pipeline-roles.ts';
-import { runLeasedRoles, type LeasedRoles } from '../pipeline/leased-roles.ts';
+import { runLeasedRoles, type Stoppable } from '../pipeline/leased-roles.ts';
+import { runWhileStoreAnswers, type YieldableWork } from '../pipeline/store-away.ts';
+import type { AttemptOutcome } from '../../domain/delivery/commands.ts';
 import type { GroupAdministrator } from '../pipeline/group-administrator.ts';
 import type { RelayContext } from './context.ts';
 import type { HttpParts } from '../http/start-http.ts';
@@ -229,19 +230,20 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
   });
   options.onContextOpen?.();
   for (const part of options.waitFor ?? []) ctx.readiness.waitFor(part);
-  const consumers: Consumer[] = [];
-  const leased: LeasedRoles[] = [];
+  const consumers: Stoppable[] = [];
   let connectors: Connectors | undefined;
   let codeAttempts: Limiter | undefined;
   let http: HttpParts | undefined;
 
   try {
     if (parts.delivery || parts.gateway) connectors = openConnectors(config, ctx.log, { store: ctx.store, secrets: ctx.secrets, metrics: ctx.metrics });
+    // The shares of the deployment's work this instance holds: given to the others while a shared store does not answer.
+    const works: YieldableWork[] = [];
     if (parts.gateway) {
       // Every gateway listens (a message is recorded once, by its messenger's id); the group
       // administrator runs where its lease is, and hears the daemons' group events there.
       const groups: { current: GroupAdministrator | undefined } = { current: undefined };
-      leased.push(await runLeasedRoles(ctx.broker, 'gateway', gatewayRoles(ctx, connectors!, groups), ctx.log.child({ component: 'roles' }), rolesGauge(ctx, 'gateway', GATEWAY_ROLES)));
+      works.push({ name: 'gateway roles', start: () => runLeasedRoles(ctx.broker, 'gateway', gatewayRoles(ctx, connectors!, groups), ctx.log.child({ component: 'roles' }), rolesGauge(ctx, 'gateway', GATEWAY_ROLES)) });
       codeAttempts = newCodeAttemptLimiter(ctx.limits);
       const inbound = inboundDepsOf(ctx, codeAttempts);
       for (const connector of connectors!.byMessenger.values()) {
@@ -257,19 +259,29 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
     }
     if (parts.delivery) {
       const bodies = createBodyOpener(ctx.store, ctx.sealer);
-      consumers.push(
-        await startDeliveryWorker({
-          store: ctx.store,
-          broker: ctx.broker,
-          apps: ctx.models.apps,
-          connectors: connectors!.byMessenger,
-          bodies,
-          policy: ctx.deliveryPolicy,
-          metrics: ctx.metrics,
-          log: ctx.log.child({ component: 'delivery' }),
-        }),
-      );
-      leased.push(await runLeasedRoles(ctx.broker, 'delivery', deliveryRoles(ctx, bodies), ctx.log.child({ component: 'roles' }), rolesGauge(ctx, 'delivery', DELIVERY_ROLES)));
+      // Kept across the worker's restarts: its partitions are not given up while it holds any.
+      const unrecorded = new Map<string, AttemptOutcome>();
+      works.push({
+        name: 'deliveries',
+        start: () =>
+          startDeliveryWorker({
+            store: ctx.store,
+            broker: ctx.broker,
+            apps: ctx.models.apps,
+            connectors: connectors!.byMessenger,
+            bodies,
+            policy: ctx.deliveryPolicy,
+            metrics: ctx.metrics,
+            log: ctx.log.child({ component: 'delivery' }),
+            unrecorded,
+          }),
+        mayYield: () => unrecorded.size === 0,
+      });
+      works.push({ name: 'delivery roles', start: () => runLeasedRoles(ctx.broker, 'delivery', deliveryRoles(ctx, bodies), ctx.log.child({ component: 'roles' }), rolesGauge(ctx, 'delivery', DELIVERY_ROLES)) });
+    }
+    if (works.length > 0) {
+      if (config.EVENT_STORE === 'sqlite' || config.STORE_AWAY_YIELD_MS === 0) for (const work of works) consumers.push(await work.start());
+      else consumers.push(await runWhileStoreAnswers({ ping: () => ctx.store.ping(), log: ctx.log.child({ component: 'store-away' }), awayAfterMs: config.STORE_AWAY_YIELD_MS }, works));
     }
     if (parts.http !== 'none') {
       const { startHttp } = await import('../http/start-http.ts');
@@ -278,7 +290,6 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
     }
   } catch (error) {
     await ctx.log.flush?.();
-    for (const roles of leased) await roles.stop().catch(() => undefined);
     for (const consumer of consumers) await consumer.stop().catch(() => undefined);
     await connectors?.close().catch(() => undefined);
     await closeContext(ctx).catch(() => undefined);
@@ -293,7 +304,6 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
       (closing ??= (async () => {
         await http?.close();
         for (const consumer of consumers) await consumer.stop();
-        for (const roles of leased) await roles.stop();
         codeAttempts?.close();
         await connectors?.close();
         await closeContext(ctx);

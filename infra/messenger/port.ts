@@ -36,6 +36,15 @@ export class DeliveryWithdrawnError extends Error {
   override readonly name = 'DeliveryWithdrawnError';
 }
 
+/**
+ * Called by a connector right before the message leaves (after every await of its own: a queue, a
+ * lookup, a path): throws DeliveryWithdrawnError when the delivery's record may be another
+ * member's now, so that a process frozen in between hands nothing over.
+ */
+export const handOffOrWithdraw = (delivery: OutboundDelivery): void => {
+  if (delivery.stillHeld !== undefined && !delivery.stillHeld()) throw new DeliveryWithdrawnError("This delivery's record may be another member's now: nothing was handed over");
+};
+
 /** Why a delivery failed; `permanent` failures are not retried (e.g. a malformed contact id). */
 export type DeliveryResult =
   | { readonly ok: true }

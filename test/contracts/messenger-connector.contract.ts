@@ -4,7 +4,7 @@
  * gateway rely on. A messenger without groups passes it with `{ groups: false }`.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { InboundFromContact, Messenger, MessengerConnector } from '../../infra/messenger/port.ts';
+import { DeliveryWithdrawnError, type InboundFromContact, type Messenger, type MessengerConnector } from '../../infra/messenger/port.ts';
 import { displayLimitOf } from '../../infra/messenger/messenger-rules.ts';
 import { eventually } from '../support/eventually.ts';
 
@@ -72,6 +72,11 @@ export const messengerConnectorContract = (name: string, makeFixture: () => Prom
       const handed = await f.handed();
       expect(handed).toHaveLength(1);
       expect(handed[0]).toMatchObject({ from: f.from, groupId: f.groupId, text: 'to the group' });
+    });
+
+    it('hands nothing over once the delivery says its record is no longer held (a process frozen before its hand-off), and rejects with DeliveryWithdrawnError', async () => {
+      await expect(f.connector.deliver({ ...delivery(f.contacts[0], 'not mine any more'), stillHeld: () => false })).rejects.toThrow(DeliveryWithdrawnError);
+      expect(await f.handed()).toEqual([]);
     });
 
     it("fails a contact id outside the messenger's formats permanently, without handing it over or repeating it", async () => {

@@ -14,13 +14,16 @@ import { waitFor } from '../support/wait-for.ts';
  * both instances; instance 0 is cut off for CUT_MS, then healed.
  * - From Kafka (not PostgreSQL): its group session runs out, instance 1 takes its partitions and
  *   roles over and delivers; instance 0 answers 503 meanwhile and serves again once healed.
- * - From PostgreSQL (not Kafka): every request to it is answered (503 where it needs the store), and
- *   it serves again once healed.
+ * - From PostgreSQL (not Kafka): every request to it is answered (503 where it needs the store), it
+ *   gives its leased roles (and its partitions, unless it has hand-offs it could not record) to
+ *   instance 1 once the store has not answered for STORE_AWAY_YIELD_MS, and serves again once healed.
  * In both, the history checker finds nothing lost, popped twice or delivered twice.
  */
 const CUT_MS = Number(process.env.FAULT_CUT_MS ?? 30_000);
 /** docs/durability.md, "Faults": from the heal to the cut-off instance serving sends and polls again. */
 const HEAL_BOUND_MS = 15_000;
+/** docs/durability.md: from a cut off the store to the instance giving its leased roles up. */
+const YIELD_BOUND_MS = 25_000;
 /** A request not answered within this is a hang, not the interface's 503. */
 const ANSWER_WITHIN_MS = 20_000;
 
@@ -148,6 +151,10 @@ describe('an instance cut off from one server', () => {
       const n = checker.verdict().counts.outbound.delivered;
       return n > deliveredAtCut + 20 ? n - deliveredAtCut : undefined;
     }, Math.max(0, CUT_MS - (Date.now() - cutAt)), 'deliveries during the cut', 200).catch(() => 0);
+    // It gives its leased roles (and its partitions, when it has no hand-off it could not record) to instance 1.
+    const yielded = (work: string) => c.instances[0]!.output().split('\n').some((line) => line.includes('gives its share of this work') && line.includes(`"work":"${work}"`));
+    const rolesYieldedMs = (await waitFor(() => (yielded('delivery roles') ? Date.now() : undefined), Math.max(0, CUT_MS - (Date.now() - cutAt)), 'instance 0 giving its delivery roles up', 100).catch(() => NaN)) - cutAt;
+    const partitionsYielded = yielded('deliveries');
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, CUT_MS - (Date.now() - cutAt))));
     postgresProxies[0]!.heal();
     const healedAt = Date.now();
@@ -161,6 +168,8 @@ describe('an instance cut off from one server', () => {
       first503AfterMs: first503,
       firstRefusalAfterMs: firstRefusal,
       deliveredDuringCut,
+      rolesYieldedMs,
+      partitionsYielded,
       sendBackMs,
       pollBackMs,
       i0AnswersDuringCut: countBy(during.map((a) => `${a.kind} ${a.status}`)),
@@ -169,6 +178,8 @@ describe('an instance cut off from one server', () => {
     });
     checker.assertClean('cut from postgres');
     expect(firstRefusal).toBeLessThan(ANSWER_WITHIN_MS);
+    // STORE_AWAY_YIELD_MS (15 s) after the store stopped answering, plus a probe's timeout (5 s) and its period (2 s).
+    expect(rolesYieldedMs).toBeLessThan(YIELD_BOUND_MS);
     expect(Object.keys(traffic.statuses).filter((k) => k.endsWith('no answer')), `requests not answered within ${ANSWER_WITHIN_MS} ms`).toEqual([]);
     expect(Math.max(sendBackMs, pollBackMs)).toBeLessThan(HEAL_BOUND_MS);
   });

@@ -32,7 +32,7 @@
 import { createHash } from 'node:crypto';
 import { UnavailableError } from '../../errors/unavailable.ts';
 import { rejectionOf } from '../messenger-rules.ts';
-import { BotIdentityMissingError, type DaemonHealth, type DeliveryResult, type InboundFromContact, type MessengerConnector, type OutboundDelivery } from '../port.ts';
+import { BotIdentityMissingError, handOffOrWithdraw, type DaemonHealth, type DeliveryResult, type InboundFromContact, type MessengerConnector, type OutboundDelivery } from '../port.ts';
 import { identityFromSeed, newSeed, seedFromHex, type SessionIdentity } from './identity.ts';
 import type { SessionIdentityStore, SessionIdentityWatch } from './identity-store.ts';
 import { mnemonicToSeed } from './mnemonic.ts';
@@ -185,6 +185,7 @@ export class SessionConnector implements MessengerConnector {
         prepared = { timestamp, data };
         remember(this.prepared, key, prepared, MAX_PREPARED);
       }
+      handOffOrWithdraw(delivery);
       await this.storage.store(recipient, prepared.data, { ttlMs: this.options.ttlMs ?? TTL_MAX_MS, timestamp: prepared.timestamp });
       this.prepared.delete(key);
       return { ok: true };

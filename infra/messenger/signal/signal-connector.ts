@@ -10,7 +10,7 @@
  */
 import { InboundHandoff } from '../inbound-handoff.ts';
 import { rejectionOf } from '../messenger-rules.ts';
-import type { DaemonHealth, DeliveryResult, GroupActivity, InboundFromContact, MessengerConnector, OutboundDelivery } from '../port.ts';
+import { handOffOrWithdraw, type DaemonHealth, type DeliveryResult, type GroupActivity, type InboundFromContact, type MessengerConnector, type OutboundDelivery } from '../port.ts';
 import { identitiesOfAccounts } from './accounts.ts';
 import { readEnvelope } from './envelopes.ts';
 import { recipientOf } from './recipients.ts';
@@ -47,6 +47,7 @@ export class SignalConnector implements MessengerConnector {
     if (rejection) return { ok: false, permanent: true, reason: rejection };
     const target = delivery.groupId ? { groupId: delivery.groupId } : { recipient: [recipientOf(delivery.contactId)] };
     try {
+      handOffOrWithdraw(delivery);
       const result = await this.options.rpc.call('send', { account: delivery.from, ...target, message: delivery.text });
       return outcomeOfSend(result, delivery.groupId !== undefined);
     } catch (error) {

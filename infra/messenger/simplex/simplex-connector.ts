@@ -13,7 +13,7 @@
  */
 import { rejectionOf } from '../messenger-rules.ts';
 import { InboundHandoff, type HandoffLog } from '../inbound-handoff.ts';
-import { BotIdentityMissingError, type DaemonHealth, type DeliveryResult, type GroupActivity, type InboundFromContact, type MessengerConnector, type OutboundDelivery } from '../port.ts';
+import { BotIdentityMissingError, handOffOrWithdraw, type DaemonHealth, type DeliveryResult, type GroupActivity, type InboundFromContact, type MessengerConnector, type OutboundDelivery } from '../port.ts';
 import { MEMBER_PREFIX, readNewChatItems } from './chat-items.ts';
 import { outcomeOfSendError } from './send-outcome.ts';
 import { SimplexGroups } from './simplex-groups.ts';
@@ -114,6 +114,8 @@ export class SimplexConnector implements MessengerConnector {
       const answer = await this.alone(async () => {
         const userId = await this.userIdOf(delivery.from);
         await this.select(userId);
+        // After waiting its turn (`alone`): a process frozen meanwhile hands nothing over.
+        handOffOrWithdraw(delivery);
         return this.client.command(`/_send ${target} json ${messages}`);
       });
       if (answer.type === 'newChatItems') return { ok: true };
