@@ -100,7 +100,7 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
   const woken = new Set<string>();
   let stopped = false;
 
-  const webhookApps = () => deps.apps.allApps().filter((app) => app.settings.deliveryType === 'webhook' && app.settings.status === 'active' && app.settings.webhookUrl);
+  const webhookApps = () => deps.apps.webhookApps().filter((app) => app.settings.status === 'active' && app.settings.webhookUrl);
 
   const secretsOf = (app: AppView, now: Date): WebhookSecrets => ({
     auth: app.settings.webhookAuthSecretEncrypted === null ? null : deps.secrets.decrypt(app.settings.webhookAuthSecretEncrypted),
@@ -198,7 +198,8 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
   let waitingForSlot = false;
   const round = () => {
     if (stopped) return;
-    const due = webhookApps().filter((app) => !running.has(app.id) && Date.now() >= (state.get(app.id)?.notBefore ?? 0));
+    // A queue the broker knows is empty is not drained (no pop, no promise): the round's cost is its webhook apps with messages.
+    const due = webhookApps().filter((app) => !running.has(app.id) && Date.now() >= (state.get(app.id)?.notBefore ?? 0) && !(deps.broker.knownEmpty?.(topics.inbound(app.id)) === true && !woken.has(app.id) && !state.get(app.id)?.lastOutcome));
     // Woken apps first, then the apps of the users served least right now, PARALLEL_APPS at a time.
     const busy = (app: AppView) => runningPerUser.get(app.userId) ?? 0;
     due.sort((a, b) => Number(woken.has(b.id)) - Number(woken.has(a.id)) || busy(a) - busy(b));

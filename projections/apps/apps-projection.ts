@@ -31,18 +31,24 @@ export class AppsProjection implements Projection {
   private readonly byId = new Map<string, AppView>();
   private readonly appMessengers = new Map<string, AppMessengerView>();
   private readonly byAddress = new Map<string, AppMessengerView>();
+  /** Each user's apps (ids, oldest first): the account API's lists without a walk of every app. */
+  private readonly byUser = new Map<string, Set<string>>();
+  /** The apps whose delivery type is `webhook`: the webhook dispatcher's round without a walk of every app. */
+  private readonly webhookIds = new Set<string>();
 
   apply(recorded: RecordedEvent): void {
     const event = recorded as unknown as AppEvent;
     switch (event.type) {
       case 'AppCreated': {
         const { appId, userId, createdAt, ...settings } = event.data;
-        this.byId.set(appId, { id: appId, userId, settings, createdAt, messengers: [] });
+        this.index({ id: appId, userId, settings, createdAt, messengers: [] });
         return;
       }
       case 'AppUpdated': {
         const app = this.byId.get(event.data.appId);
-        if (app) app.settings = { ...app.settings, ...event.data.changes };
+        if (!app) return;
+        app.settings = { ...app.settings, ...event.data.changes };
+        this.indexDeliveryType(app);
         return;
       }
       case 'AppDeleted': {
@@ -53,6 +59,10 @@ export class AppsProjection implements Projection {
           if (m.address !== null) this.byAddress.delete(addressKey(m.messenger, m.address));
         }
         this.byId.delete(event.data.appId);
+        const own = this.byUser.get(app.userId);
+        own?.delete(app.id);
+        if (own?.size === 0) this.byUser.delete(app.userId);
+        this.webhookIds.delete(app.id);
         return;
       }
       case 'AppMessengerAdded': {
@@ -101,8 +111,10 @@ export class AppsProjection implements Projection {
     this.byId.clear();
     this.appMessengers.clear();
     this.byAddress.clear();
+    this.byUser.clear();
+    this.webhookIds.clear();
     for (const app of snapshot as AppView[]) {
-      this.byId.set(app.id, app);
+      this.index(app);
       for (const m of app.messengers) {
         // Snapshots taken before health existed: every app-messenger was taken as reachable.
         m.health ??= 'ok';
@@ -123,7 +135,29 @@ export class AppsProjection implements Projection {
   }
 
   appsOf(userId: string): AppView[] {
-    return [...this.byId.values()].filter((app) => app.userId === userId);
+    const apps: AppView[] = [];
+    for (const id of this.byUser.get(userId) ?? []) apps.push(this.byId.get(id)!);
+    return apps;
+  }
+
+  /** The live apps whose delivery type is `webhook` (active or not, with a URL or not). */
+  webhookApps(): AppView[] {
+    const apps: AppView[] = [];
+    for (const id of this.webhookIds) apps.push(this.byId.get(id)!);
+    return apps;
+  }
+
+  private index(app: AppView): void {
+    this.byId.set(app.id, app);
+    let own = this.byUser.get(app.userId);
+    if (!own) this.byUser.set(app.userId, (own = new Set()));
+    own.add(app.id);
+    this.indexDeliveryType(app);
+  }
+
+  private indexDeliveryType(app: AppView): void {
+    if (app.settings.deliveryType === 'webhook') this.webhookIds.add(app.id);
+    else this.webhookIds.delete(app.id);
   }
 
   appMessenger(appMessengerId: string): AppMessengerView | undefined {

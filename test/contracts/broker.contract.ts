@@ -282,6 +282,22 @@ export function brokerContract(name: string, factory: (options: FixtureOptions) 
       expect(await broker.pop(topic, 10)).toEqual([]);
     });
 
+    it('knownEmpty, where the adapter has it, says empty only when a pop would find nothing (records not due, or popped), and stops saying it once a record comes', async () => {
+      const knownEmpty = broker.knownEmpty?.bind(broker);
+      if (!knownEmpty) return;
+      const topic = unique('inbound');
+      expect(knownEmpty(topic)).toBe(false); // never looked at: not known
+      await broker.publish([record(topic, 0, { dueAt: Date.now() + 60_000 }), record(topic, 1)]);
+      expect((await popAll(topic, 1, 10)).map(numberOf)).toEqual([1]);
+      await eventually(async () => {
+        expect(await broker.pop(topic, 10)).toEqual([]);
+        expect(knownEmpty(topic)).toBe(true);
+      });
+      await broker.publish([record(topic, 2)]);
+      await eventually(() => expect(knownEmpty(topic)).toBe(false));
+      expect((await popAll(topic, 1, 10)).map(numberOf)).toEqual([2]);
+    });
+
     it('pop of an unknown topic returns nothing', async () => {
       expect(await broker.pop(unique('never'), 10)).toEqual([]);
     });

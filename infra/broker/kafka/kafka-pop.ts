@@ -46,6 +46,17 @@ export class KafkaPops {
     return this.serialised(topic, () => this.popNow(topic, max, accept, retentionMs));
   }
 
+  /**
+   * True when a pop of `topic` would select nothing now from this process's tail (Broker.knownEmpty),
+   * decided synchronously; false when it does not know (a pop in flight, a cursor not read yet, a
+   * topic the tail does not follow yet). A pop claims from the same tail, so it is as fresh.
+   */
+  knownEmpty(topic: string, source: InboxTail, retentionMs: number | undefined): boolean {
+    const cursor = this.cursors.get(topic);
+    if (cursor === undefined || this.locks.has(topic) || !source.follows(topic)) return false;
+    return select(source, topic, cursor, 1, retentionMs === undefined ? undefined : Date.now() - retentionMs) === undefined;
+  }
+
   /** The topic's pop cursor as the event store has it now (for depth). */
   freshCursor(topic: string): Promise<PopCursor> {
     return this.serialised(topic, () => this.cursorOf(topic, true));
