@@ -44,6 +44,7 @@ export const gatewayRoles = (ctx: RelayContext, connectors: Connectors, groups: 
         connectors: connectors.byMessenger,
         log: ctx.log,
         syncIntervalMs: config.GROUP_SYNC_INTERVAL_MS,
+        syncPerSecond: config.GROUP_SYNC_PER_SECOND,
       });
       groups.current = administrator;
       return {

@@ -66,8 +66,8 @@ describe('group administrator', () => {
       members: guarded('members'),
     };
     const connectors = new Map<'signal', MessengerConnector>([['signal', { ...real, messenger: 'signal', deliver: real.deliver.bind(real), listen: real.listen.bind(real), close: real.close.bind(real), groups }]]);
-    const start = async (): Promise<GroupAdministrator> => {
-      const administrator = await startGroupAdministrator({ store, sealer, apps: models.apps, groups: models.groups, connectors, log, syncIntervalMs: 60_000, retryDelaysMs: [] });
+    const start = async (sync: { syncIntervalMs?: number; syncPerSecond?: number } = {}): Promise<GroupAdministrator> => {
+      const administrator = await startGroupAdministrator({ store, sealer, apps: models.apps, groups: models.groups, connectors, log, syncIntervalMs: 60_000, retryDelaysMs: [], ...sync });
       closers.push(() => administrator.stop());
       return administrator;
     };
@@ -115,5 +115,17 @@ describe('group administrator', () => {
     const second = await start();
     await second.catchUp();
     expect(await types()).toEqual(before);
+  });
+
+  it('paces its periodic sync to syncPerSecond groups a second, whatever the interval (its cost does not grow with the groups)', async () => {
+    const { daemon, start, request, types } = await setUp();
+    await start({ syncIntervalMs: 20, syncPerSecond: 4 });
+    await request('r1', ALICE);
+    await eventually(async () => expect(await types()).toContain('GroupMemberAdded'), 10_000);
+    const callsAt = daemon.calls;
+    const from = Date.now();
+    await eventually(() => expect(daemon.calls - callsAt).toBeGreaterThanOrEqual(3), 10_000);
+    // One group, read at most 4 times a second (unpaced, an interval of 20 ms reads it about 50 times a second).
+    expect(Date.now() - from).toBeGreaterThanOrEqual(2 * 250 - 50);
   });
 });

@@ -23,6 +23,13 @@ export interface GroupAdministratorDeps {
   readonly log: Logger;
   /** How often every group's member list is read from its messenger (members join by invite link, leave, are changed by other admins). */
   readonly syncIntervalMs: number;
+  /**
+   * The periodic sync reads at most this many groups a second (default 20), so that its cost does
+   * not grow with the number of groups (issue 49): with more than `syncPerSecond × interval` groups
+   * a sweep takes longer than the interval, and the next begins an interval after it ended.
+   * Changes the daemons report are read at once all the same (`groupActivity`).
+   */
+  readonly syncPerSecond?: number;
   /** Pauses between the tries of an operation the messenger refused for now (transient). */
   readonly retryDelaysMs?: readonly number[];
 }
@@ -187,17 +194,32 @@ export const startGroupAdministrator = async (deps: GroupAdministratorDeps): Pro
   };
 
   let syncing: Promise<void> | undefined;
-  const syncAll = () => {
+  /** Syncs every group; `paced`: at most `syncPerSecond` a second (the periodic sweep). */
+  const syncAll = (paced = false) => {
     syncing ??= (async () => {
-      for (const view of deps.groups.created()) await syncOne(view);
+      const gapMs = 1000 / (deps.syncPerSecond ?? 20);
+      for (const view of [...deps.groups.created()]) {
+        if (stopped) return;
+        const started = Date.now();
+        await syncOne(view);
+        const left = gapMs - (Date.now() - started);
+        if (paced && left > 0) await new Promise((resolve) => setTimeout(resolve, left).unref());
+      }
     })().finally(() => (syncing = undefined));
     return syncing;
   };
   let stopped = false;
-  const timer = setInterval(() => {
-    if (!stopped) void syncAll();
-  }, deps.syncIntervalMs);
-  timer.unref();
+  let timer: NodeJS.Timeout | undefined;
+  const sweep = (): void => {
+    timer = setTimeout(() => {
+      if (stopped) return;
+      void syncAll(true).finally(() => {
+        if (!stopped) sweep();
+      });
+    }, deps.syncIntervalMs);
+    timer.unref();
+  };
+  sweep();
 
   /** Activity the daemons report, gathered for a moment (one change often comes as several events). */
   const active = new Map<string, string>();
@@ -224,11 +246,11 @@ export const startGroupAdministrator = async (deps: GroupAdministratorDeps): Pro
     catchUp: async () => {
       await Promise.all(subscriptions.map((s) => s.catchUp()));
     },
-    syncAll,
+    syncAll: () => syncAll(),
     groupActivity,
     stop: async () => {
       stopped = true;
-      clearInterval(timer);
+      clearTimeout(timer);
       if (activityTimer) clearTimeout(activityTimer);
       await activitySync;
       await syncing;
