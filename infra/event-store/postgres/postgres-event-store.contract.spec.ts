@@ -57,6 +57,28 @@ if (reason !== undefined) {
       }
     };
 
+    it("wakes another process's subscriptions by PostgreSQL's notification of an append, not by polling (a quiet instance asks about once a second)", async () => {
+      const writer = open();
+      await writer.appendToStream('a-1', [{ type: 'T', data: 'first' }]);
+      // Polls every 10 minutes: only the notification can wake it within the deadline.
+      const listener = open({ schema: schemas.at(-1)!, pollIntervalMs: 600_000 });
+      const seen: unknown[] = [];
+      const subscription = listener.subscribe({ after: 0n, handler: (events) => void seen.push(...events.map((e) => e.data)) });
+      try {
+        await subscription.catchUp();
+        expect(seen).toEqual(['first']);
+        // Its listening connection is up (its last statement was the LISTEN of the schema's channel).
+        await vi.waitFor(async () => {
+          const rows = await admin((client) => client.query(`SELECT 1 FROM pg_stat_activity WHERE query LIKE 'LISTEN "relay_appended_%' AND state = 'idle'`));
+          expect(rows.rowCount).toBeGreaterThan(0);
+        }, { timeout: 5_000, interval: 50 });
+        await writer.appendToStream('a-1', [{ type: 'T', data: 'told' }]);
+        await vi.waitFor(() => expect(seen).toEqual(['first', 'told']), { timeout: 2_000, interval: 10 });
+      } finally {
+        await subscription.stop();
+      }
+    });
+
     it('migrates a schema of JSONB columns to JSON, keeping its rows, and then keeps any JSON text', async () => {
       const schema = freshSchema();
       schemas.push(schema);

@@ -22,6 +22,7 @@ import { isUniqueViolation, keyGoneError, toStoreError } from './errors.ts';
 import { createPostgresKeys, isDuplicateKey, keyChangesJson } from './key-vault.ts';
 import { countSql, readAllSql, type ListShape, type ReadAllShape } from './read-sql.ts';
 import { bringTagsToVersion } from './retag.ts';
+import { appendChannel, listenForAppends } from './append-listener.ts';
 import { migrateUnderLock } from './migration.ts';
 import { schemaSql, statements, type EventRow } from './schema.ts';
 
@@ -31,7 +32,7 @@ export interface PostgresEventStoreOptions {
   readonly connectionString: string;
   /** Schema holding the tables (created if missing). Default 'relay'. */
   readonly schema?: string;
-  /** How often subscriptions look for new commits (of any process). Default 25. */
+  /** How often subscriptions look for new commits (of any process) right after a notification of one, or while not listening. Default 25. */
   readonly pollIntervalMs?: number;
   /** Maximum number of pooled connections. Default 10. */
   readonly poolSize?: number;
@@ -64,7 +65,9 @@ export interface PostgresEventStoreOptions {
  *   headPosition is that same safe head. readStream reads committed events directly.
  * - catchUp waits for everything committed before the call (the plain max position), so it also
  *   waits for older transactions still open.
- * - Subscriptions poll every `pollIntervalMs` (timer unref'd) and are woken after own appends.
+ * - Subscriptions are woken after own appends, and by PostgreSQL's notification of any process's
+ *   append (append-listener.ts: then every `pollIntervalMs` for a moment; about once a second
+ *   when quiet; every `pollIntervalMs` while the listening connection is down).
  * - `data` and `metadata` are JSON columns (text as given, checked for syntax only): any JSON text
  *   JavaScript produces is kept, `\u0000` and unpaired surrogates included.
  * - Connection failures, timeouts, server shutdown/cancel and resource errors reject with
@@ -168,6 +171,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
 
   const registry = createSubscriptionRegistry({
     pollIntervalMs,
+    poller: (poll) => listenForAppends({ connectionString: options.connectionString, channel: appendChannel(schema), pollIntervalMs }, poll),
     head: safeHead,
     source: {
       committedHead: async () => BigInt((await query<{ head: string }>(sql.committedHead))[0]!.head),
