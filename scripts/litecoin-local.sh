@@ -54,41 +54,20 @@ logs="$dir/logs"
 host=127.0.0.1
 rpc_user=relay
 
-say() { echo "litecoin-local: $*" >&2; }
-fail() {
-  say "$*"
-  exit 1
-}
+script_name=litecoin-local
+# shellcheck source=local-chain.sh
+source "$(dirname "${BASH_SOURCE[0]}")/local-chain.sh"
 
 # ---------------------------------------------------------------------------------------------
 # Installation (exit 4 when the package cannot be had: the test setup tells that apart)
 
 install_litecoind() {
   local missing=()
-  command -v litecoind >/dev/null 2>&1 && command -v litecoin-cli >/dev/null 2>&1 || missing+=(litecoind)
-  command -v node >/dev/null 2>&1 || fail "node is needed to read litecoind's answers"
+  have litecoind litecoin-cli || missing+=(litecoind)
+  have node || fail "node is needed to read litecoind's answers"
   [[ ${#missing[@]} -eq 0 ]] && return 0
-  local sudo=()
-  if [[ "$(id -u)" != 0 ]]; then
-    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-      sudo=(sudo -n)
-    else
-      say "${missing[*]} missing, and installing needs root (apt-get install ${missing[*]})"
-      exit 4
-    fi
-  fi
-  if ! command -v apt-get >/dev/null 2>&1; then
-    say "${missing[*]} missing and there is no apt-get here: install Litecoin Core's litecoind and litecoin-cli"
-    exit 4
-  fi
-  say "installing ${missing[*]} (apt-get)"
-  if ! "${sudo[@]}" apt-get update -qq >"$dir/apt.log" 2>&1 ||
-    ! "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >>"$dir/apt.log" 2>&1; then
-    tail -n 20 "$dir/apt.log" >&2
-    say "could not install ${missing[*]} (see $dir/apt.log)"
-    exit 4
-  fi
-  command -v litecoind >/dev/null 2>&1 && command -v litecoin-cli >/dev/null 2>&1 || {
+  install_packages "Litecoin Core's litecoind and litecoin-cli" "${missing[@]}"
+  have litecoind litecoin-cli || {
     say "the litecoind package did not provide litecoind and litecoin-cli"
     exit 4
   }
@@ -101,17 +80,6 @@ rpc_password() { cat "$dir/rpc-password"; }
 
 # cli [-rpcwallet=NAME] METHOD ARGS...: the answer on stdout; fails with litecoind's message on stderr
 cli() { litecoin-cli -datadir="$chain" -rpcclienttimeout="${RPC_TIMEOUT:-120}" "$@"; }
-
-# json EXPRESSION: evaluates EXPRESSION on the JSON read from stdin (bound to `j`); prints strings
-# and numbers bare, nothing for undefined. Exits 1 when stdin is not JSON.
-json() {
-  node -e '
-    let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => {
-      let j; try { j = JSON.parse(s); } catch { process.exit(1); }
-      const v = (0, eval)(`(j) => (${process.argv[1]})`)(j);
-      if (v !== undefined && v !== null) process.stdout.write(typeof v === "object" ? JSON.stringify(v) : String(v));
-    });' "$1"
-}
 
 write_conf() {
   mkdir -p "$chain"
@@ -291,17 +259,7 @@ stop() {
     return 0
   }
   RPC_TIMEOUT=5 cli stop >/dev/null 2>&1 || true
-  for i in $(seq 1 120); do
-    kill -0 "$pid" 2>/dev/null || break
-    ((i == 80)) && kill -TERM "$pid" 2>/dev/null
-    sleep 0.25
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    say "litecoind (pid $pid) still running after 30 s: killing it"
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  rm -f "$dir/litecoind.pid"
-  say "litecoind stopped"
+  await_exit litecoind "$pid" 120 80
 }
 
 status() {
@@ -313,24 +271,4 @@ status() {
   fi
 }
 
-mkdir -p "$dir"
-# One start or stop at a time per state directory (two test projects may ask at once).
-exec 9>"$dir/.lock"
-flock 9
-
-case "${1:-}" in
-  start) start ;;
-  stop) stop ;;
-  status) status ;;
-  env) print_env ;;
-  reset)
-    stop
-    exec 9>&-
-    rm -rf "$dir"
-    say "deleted $dir"
-    ;;
-  *)
-    echo "usage: $0 start|stop|status|env|reset" >&2
-    exit 2
-    ;;
-esac
+run_command "$@"

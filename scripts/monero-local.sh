@@ -47,41 +47,20 @@ initial_blocks="${MONERO_INITIAL_BLOCKS:-120}"
 logs="$dir/logs"
 host=127.0.0.1
 
-say() { echo "monero-local: $*" >&2; }
-fail() {
-  say "$*"
-  exit 1
-}
+script_name=monero-local
+# shellcheck source=local-chain.sh
+source "$(dirname "${BASH_SOURCE[0]}")/local-chain.sh"
 
 # ---------------------------------------------------------------------------------------------
 # Installation (exit 4 when the package cannot be had: the test setup tells that apart)
 
 install_monero() {
   local missing=()
-  command -v monerod >/dev/null 2>&1 && command -v monero-wallet-rpc >/dev/null 2>&1 || missing+=(monero)
-  command -v curl >/dev/null 2>&1 || missing+=(curl)
+  have monerod monero-wallet-rpc || missing+=(monero)
+  have curl || missing+=(curl)
   [[ ${#missing[@]} -eq 0 ]] && return 0
-  local sudo=()
-  if [[ "$(id -u)" != 0 ]]; then
-    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-      sudo=(sudo -n)
-    else
-      say "${missing[*]} missing, and installing needs root (apt-get install ${missing[*]})"
-      exit 4
-    fi
-  fi
-  if ! command -v apt-get >/dev/null 2>&1; then
-    say "${missing[*]} missing and there is no apt-get here: install Monero's monerod and monero-wallet-rpc"
-    exit 4
-  fi
-  say "installing ${missing[*]} (apt-get)"
-  if ! "${sudo[@]}" apt-get update -qq >"$dir/apt.log" 2>&1 ||
-    ! "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >>"$dir/apt.log" 2>&1; then
-    tail -n 20 "$dir/apt.log" >&2
-    say "could not install ${missing[*]} (see $dir/apt.log)"
-    exit 4
-  fi
-  command -v monerod >/dev/null 2>&1 && command -v monero-wallet-rpc >/dev/null 2>&1 || {
+  install_packages "Monero's monerod and monero-wallet-rpc" "${missing[@]}"
+  have monerod monero-wallet-rpc || {
     say "the monero package did not provide monerod and monero-wallet-rpc"
     exit 4
   }
@@ -98,17 +77,6 @@ rpc() {
   [[ "$port" == "$merchant_port" && -f "$dir/merchant-rpc-login" ]] && auth=(--digest -u "$(merchant_login)")
   curl -sS --fail --max-time "${RPC_TIMEOUT:-60}" "${auth[@]}" -H 'content-type: application/json' \
     -d "{\"jsonrpc\":\"2.0\",\"id\":\"0\",\"method\":\"$method\",\"params\":$params}" "http://$host:$port/json_rpc"
-}
-
-# json EXPRESSION: evaluates EXPRESSION on the JSON read from stdin (bound to `j`); prints strings
-# and numbers bare, nothing for undefined. Exits 1 when stdin is not JSON.
-json() {
-  node -e '
-    let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => {
-      let j; try { j = JSON.parse(s); } catch { process.exit(1); }
-      const v = (0, eval)(`(j) => (${process.argv[1]})`)(j);
-      if (v !== undefined && v !== null) process.stdout.write(typeof v === "object" ? JSON.stringify(v) : String(v));
-    });' "$1"
 }
 
 # rpc_result PORT METHOD [PARAMS] [EXPRESSION on result]: fails with the wallet's message on an error answer
@@ -322,17 +290,7 @@ stop_one() {
   else
     RPC_TIMEOUT=5 rpc "$port" stop_wallet >/dev/null 2>&1 || true
   fi
-  for i in $(seq 1 80); do
-    kill -0 "$pid" 2>/dev/null || break
-    ((i == 40)) && kill -TERM "$pid" 2>/dev/null
-    sleep 0.25
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    say "$name (pid $pid) still running after 20 s: killing it"
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  rm -f "$dir/$name.pid"
-  say "$name stopped"
+  await_exit "$name" "$pid" 80 40
 }
 
 stop() {
@@ -361,24 +319,4 @@ status() {
   ((up == 3)) || exit 3
 }
 
-mkdir -p "$dir"
-# One start or stop at a time per state directory (two test projects may ask at once).
-exec 9>"$dir/.lock"
-flock 9
-
-case "${1:-}" in
-  start) start ;;
-  stop) stop ;;
-  status) status ;;
-  env) print_env ;;
-  reset)
-    stop
-    exec 9>&-
-    rm -rf "$dir"
-    say "deleted $dir"
-    ;;
-  *)
-    echo "usage: $0 start|stop|status|env|reset" >&2
-    exit 2
-    ;;
-esac
+run_command "$@"

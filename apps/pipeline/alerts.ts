@@ -1,6 +1,6 @@
 import type { AlertCategory } from '../../domain/user/notification-preferences.ts';
 import type { RecordedEvent } from '../../infra/event-store/port.ts';
-import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
+import type { AppsProjection, AppView } from '../../projections/apps/apps-projection.ts';
 import type { InvoicesProjection, InvoiceView } from '../../projections/invoices/invoices-projection.ts';
 
 /** What a user is told of an event: whom, in which category, in words (never a message body or a contact). */
@@ -51,44 +51,33 @@ const INVOICE_NEWS: Record<string, (invoice: InvoiceView) => { subject: string; 
  */
 export const alertFor = (event: RecordedEvent, apps: Pick<AppsProjection, 'app'>, invoices: Pick<InvoicesProjection, 'invoice'>): Alert | undefined => {
   const data = event.data as Record<string, unknown>;
-  const appOf = (appId: unknown) => (typeof appId === 'string' ? apps.app(appId) : undefined);
   const at = event.recordedAt.toISOString();
+  /** An alert about the app the event names, to its owner, in `words` of it; none when the app is gone. */
+  const aboutApp = (category: AlertCategory, words: (app: AppView) => { subject: string; text: string }): Alert | undefined => {
+    const app = typeof data.appId === 'string' ? apps.app(data.appId) : undefined;
+    if (!app) return undefined;
+    return { userId: app.userId, appId: app.id, category, ...words(app) };
+  };
   switch (event.type) {
-    case 'MessageAbandoned': {
-      const app = appOf(data.appId);
-      if (!app) return undefined;
-      return {
-        userId: app.userId,
-        appId: app.id,
-        category: 'message-abandoned',
+    case 'MessageAbandoned':
+      return aboutApp('message-abandoned', (app) => ({
         subject: `Relay gave up on a message of ${app.settings.name}`,
         text: `Relay gave up on message ${String(data.messageId)} of the app "${app.settings.name}" (${app.id}) on ${String(data.messenger)} after ${String(data.attempts)} attempts (${at}).\nThe last reason: ${String(data.reason)}\n`,
-      };
-    }
-    case 'InboundWebhookAbandoned': {
-      const app = appOf(data.appId);
-      if (!app) return undefined;
-      return {
-        userId: app.userId,
-        appId: app.id,
-        category: 'message-abandoned',
+      }));
+    case 'InboundWebhookAbandoned':
+      return aboutApp('message-abandoned', (app) => ({
         subject: `The webhook of ${app.settings.name} did not take a message`,
         text: `The webhook of the app "${app.settings.name}" (${app.id}) did not take the inbound message ${String(data.messageId)} after ${String(data.attempts)} attempts, so Relay gave it up (${at}).\nThe last reason: ${String(data.reason)}\n`,
-      };
-    }
-    case 'AppMessengerHealthChanged': {
-      const app = appOf(data.appId);
-      if (!app) return undefined;
-      const messenger = app.messengers.find((m) => m.id === data.appMessengerId)?.messenger ?? 'a messenger';
-      const state = HEALTH[String(data.health)] ?? String(data.health);
-      return {
-        userId: app.userId,
-        appId: app.id,
-        category: 'messenger-health',
-        subject: `The ${messenger} bot of ${app.settings.name} ${state}`,
-        text: `The ${messenger} bot of the app "${app.settings.name}" (${app.id}) ${state} (${at}).${data.reason ? `\n${String(data.reason)}` : ''}\n`,
-      };
-    }
+      }));
+    case 'AppMessengerHealthChanged':
+      return aboutApp('messenger-health', (app) => {
+        const messenger = app.messengers.find((m) => m.id === data.appMessengerId)?.messenger ?? 'a messenger';
+        const state = HEALTH[String(data.health)] ?? String(data.health);
+        return {
+          subject: `The ${messenger} bot of ${app.settings.name} ${state}`,
+          text: `The ${messenger} bot of the app "${app.settings.name}" (${app.id}) ${state} (${at}).${data.reason ? `\n${String(data.reason)}` : ''}\n`,
+        };
+      });
     case 'SessionStarted':
       return {
         userId: String(data.userId),

@@ -1,25 +1,15 @@
-import type { CredentialType } from './events.ts';
+import type { CredentialRecord } from './events.ts';
 
 export type CredentialCommand =
   | {
       type: 'CreateCredential';
-      data: {
-        credentialId: string;
-        userId: string;
-        type: CredentialType;
-        name: string;
-        appIds: string[];
+      /** What CredentialCreated records, and what the decider checks it against. */
+      data: Omit<CredentialRecord, 'createdAt'> & {
         /** The apps the user owns now: a credential may only cover those. */
         ownedAppIds: readonly string[];
         /** How many live credentials the user has now, and how many they may have. */
         liveCredentials: number;
         maxPerUser: number;
-        keyHash: string;
-        secretEncrypted: string;
-        keyPreview: string;
-        webhookUrl: string | null;
-        webhookAuthType: string | null;
-        webhookAuthHeaderName: string | null;
         now: Date;
       };
     }

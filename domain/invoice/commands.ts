@@ -1,23 +1,12 @@
-import type { InvoicePeriod } from './events.ts';
+import type { InvoiceCreatedData } from './events.ts';
 
 /** Amounts are bigint atomic units here; the events carry them as decimal strings. */
 export type InvoiceCommand =
   | {
       type: 'CreateInvoice';
-      data: {
-        invoiceId: string;
-        userId: string;
-        planId: string;
-        period: InvoicePeriod;
-        asset: string;
-        network: string;
+      /** What InvoiceCreated records, with its amount and times in the domain's types. */
+      data: Omit<InvoiceCreatedData, 'amount' | 'expiresAt' | 'monitoringExpiresAt' | 'createdAt'> & {
         amount: bigint;
-        price: string;
-        currency: string;
-        address: string;
-        addressIndex: number;
-        paymentUri: string;
-        requiredConfirmations: number;
         expiresAt: Date;
         monitoringExpiresAt: Date;
         now: Date;

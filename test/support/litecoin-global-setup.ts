@@ -13,6 +13,7 @@ export interface LitecoinLocal {
   readonly customerAddress: string;
 }
 
+// Alike monero-global-setup.ts in shape only: each chain provides its own keys from its own settings; what they share is in local-chain.ts.
 declare module 'vitest' {
   export interface ProvidedContext {
     /** The chain of the Litecoin suites, or null when none could be had (outside CI only). */

@@ -15,6 +15,7 @@ export interface MoneroLocal {
   readonly customerAddress: string;
 }
 
+// Alike litecoin-global-setup.ts in shape only: each chain provides its own keys from its own settings; what they share is in local-chain.ts.
 declare module 'vitest' {
   export interface ProvidedContext {
     /** The chain of the Monero suites, or null when none could be had (outside CI only). */

@@ -3,14 +3,14 @@ import { z } from 'zod';
 import { fold } from '../../../domain/shared/decider.ts';
 import { messengerCodeDecider, messengerCodeStreamName } from '../../../domain/messenger-code/decider.ts';
 import { ENDING_REFUSALS, type MessengerCodeEvent } from '../../../domain/messenger-code/events.ts';
-import { MAX_LINKED_CONTACTS, userDecider, userStreamName } from '../../../domain/user/decider.ts';
+import { MAX_LINKED_CONTACTS } from '../../../domain/user/decider.ts';
 import type { UserEvent } from '../../../domain/user/events.ts';
 import type { RelayContext } from '../../boot/context.ts';
 import { openContact } from '../../commands/contact-seal.ts';
-import { handleCommand } from '../../commands/handle-command.ts';
 import { issueMessengerCode } from '../../commands/issue-messenger-code.ts';
 import { fail, failDomain, failLimited } from '../errors.ts';
 import { requireUser } from '../session.ts';
+import { handleUserCommand } from '../user-command.ts';
 import { contactListResponse, linkCodeResponse, linkStatusResponse, unlinkedContactResponse } from '../response-schemas.ts';
 
 const WINDOW_MS = 15 * 60_000;
@@ -87,12 +87,11 @@ export const contactRoutes =
     app.delete('/contacts/:id', { schema: { summary: 'Unlinks a contact (its sealed contact id is shredded)', params: z.object({ id: z.string() }), response: { 200: unlinkedContactResponse } } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
-      const result = await handleCommand(
-        ctx.store,
-        userStreamName(user.id),
-        userDecider,
+      const result = await handleUserCommand(
+        ctx,
+        user,
+        request,
         { type: 'UnlinkMessengerContact', data: { contactLinkId: request.params.id.slice(0, 64), now: new Date() } },
-        { actor: `user:${user.id}`, correlationId: request.id },
         { keys: (events: readonly UserEvent[]) => ({ destroy: events.flatMap((e) => (e.type === 'MessengerContactUnlinked' ? [e.data.keyId] : [])) }) },
       );
       if (!result.ok) return failDomain(reply, result.error);

@@ -1,11 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { userDecider, userStreamName } from '../../../domain/user/decider.ts';
 import { ALERT_CATEGORIES, ALERT_CHANNELS, changedPreferences, type NotificationPreferences } from '../../../domain/user/notification-preferences.ts';
 import type { RelayContext } from '../../boot/context.ts';
-import { handleCommand } from '../../commands/handle-command.ts';
 import { fail, failDomain } from '../errors.ts';
 import { requireUser } from '../session.ts';
+import { handleUserCommand } from '../user-command.ts';
 import { notificationPreferencesResponse } from '../response-schemas.ts';
 
 const shape = (preferences: NotificationPreferences) => ({ categories: [...ALERT_CATEGORIES], channels: [...ALERT_CHANNELS], preferences });
@@ -35,13 +34,7 @@ export const notificationPreferencesRoutes =
       if (!user) return reply;
       const changed = changedPreferences(ctx.models.users.preferencesOf(user.id), request.body.preferences);
       if ('problem' in changed) return fail(reply, 400, changed.problem);
-      const result = await handleCommand(
-        ctx.store,
-        userStreamName(user.id),
-        userDecider,
-        { type: 'SetNotificationPreferences', data: { preferences: changed.preferences, now: new Date() } },
-        { actor: `user:${user.id}`, correlationId: request.id },
-      );
+      const result = await handleUserCommand(ctx, user, request, { type: 'SetNotificationPreferences', data: { preferences: changed.preferences, now: new Date() } });
       if (!result.ok) return failDomain(reply, result.error);
       await ctx.projections.catchUp();
       return shape(ctx.models.users.preferencesOf(user.id));

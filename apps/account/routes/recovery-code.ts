@@ -2,11 +2,10 @@ import { groupCode, normaliseCrockford } from '../../../domain/shared/crockford.
 import { hashKey } from '../../../infra/crypto/keys.ts';
 import { randomCrockford } from '../../../infra/crypto/random-code.ts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { userDecider, userStreamName } from '../../../domain/user/decider.ts';
 import type { RelayContext } from '../../boot/context.ts';
-import { handleCommand } from '../../commands/handle-command.ts';
 import { failDomain } from '../errors.ts';
 import { requireUser } from '../session.ts';
+import { handleUserCommand } from '../user-command.ts';
 import { recoveryCodeResponse } from '../response-schemas.ts';
 
 /** A recovery code: 20 characters of base32 (100 bits) in four groups, `7K2QF-…`. */
@@ -28,7 +27,7 @@ export const recoveryCodeRoutes =
       if (!user) return reply;
       const code = newRecoveryCode();
       const now = new Date();
-      const result = await handleCommand(ctx.store, userStreamName(user.id), userDecider, { type: 'GenerateRecoveryCode', data: { codeHash: recoveryCodeHash(code), now } }, { actor: `user:${user.id}`, correlationId: request.id });
+      const result = await handleUserCommand(ctx, user, request, { type: 'GenerateRecoveryCode', data: { codeHash: recoveryCodeHash(code), now } });
       if (!result.ok) return failDomain(reply, result.error);
       return reply.header('cache-control', 'no-store').send({ success: true, data: { recoveryCode: code, generatedAt: now.toISOString() } });
     });

@@ -1,11 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { userDecider, userStreamName } from '../../../domain/user/decider.ts';
-import { handleCommand } from '../../commands/handle-command.ts';
 import type { RelayContext } from '../../boot/context.ts';
 import { failDomain } from '../errors.ts';
 import { logoutBody } from '../schemas.ts';
 import { requireSession } from '../session.ts';
+import { handleUserCommand } from '../user-command.ts';
 import { endedSessionResponse, logoutResponse, sessionListResponse } from '../response-schemas.ts';
 
 /** What ends the `relay_session` cookie in the browser (the proxy passes it on). */
@@ -23,12 +22,11 @@ export const sessionRoutes =
       if (!signedIn) return reply;
       const { user, session } = signedIn;
       const now = new Date();
-      const result = await handleCommand(
-        ctx.store,
-        userStreamName(user.id),
-        userDecider,
+      const result = await handleUserCommand(
+        ctx,
+        user,
+        request,
         request.body.all ? { type: 'EndAllSessions', data: { reason: 'logout', now } } : { type: 'EndSession', data: { sessionId: session.sessionId, reason: 'logout', now } },
-        { actor: `user:${user.id}`, correlationId: request.id },
       );
       if (!result.ok) return failDomain(reply, result.error);
       await ctx.projections.catchUp();
@@ -52,13 +50,7 @@ export const sessionRoutes =
       const signedIn = await requireSession(ctx, request, reply);
       if (!signedIn) return reply;
       const { user } = signedIn;
-      const result = await handleCommand(
-        ctx.store,
-        userStreamName(user.id),
-        userDecider,
-        { type: 'EndSession', data: { sessionId: request.params.sessionId, reason: 'logout', now: new Date() } },
-        { actor: `user:${user.id}`, correlationId: request.id },
-      );
+      const result = await handleUserCommand(ctx, user, request, { type: 'EndSession', data: { sessionId: request.params.sessionId, reason: 'logout', now: new Date() } });
       if (!result.ok) return failDomain(reply, result.error);
       await ctx.projections.catchUp();
       if (request.params.sessionId === signedIn.session.sessionId) void reply.header('set-cookie', CLEAR_SESSION_COOKIE);

@@ -1,11 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { userDecider, userStreamName } from '../../../domain/user/decider.ts';
 import type { RelayContext } from '../../boot/context.ts';
-import { handleCommand } from '../../commands/handle-command.ts';
 import { failDomain } from '../errors.ts';
 import { renameUserBody } from '../schemas.ts';
 import { userResponse } from '../response-schemas.ts';
 import { requireUser } from '../session.ts';
+import { handleUserCommand } from '../user-command.ts';
 
 export const userRoutes =
   (ctx: RelayContext): FastifyPluginAsyncZod =>
@@ -19,13 +18,7 @@ export const userRoutes =
     app.post('/user', { schema: { summary: 'Rename the session’s user', body: renameUserBody, response: { 200: userResponse } } }, async (request, reply) => {
       const user = await requireUser(ctx, request, reply);
       if (!user) return reply;
-      const result = await handleCommand(
-        ctx.store,
-        userStreamName(user.id),
-        userDecider,
-        { type: 'RenameUser', data: { name: request.body.name, now: new Date() } },
-        { actor: `user:${user.id}`, correlationId: request.id },
-      );
+      const result = await handleUserCommand(ctx, user, request, { type: 'RenameUser', data: { name: request.body.name, now: new Date() } });
       if (!result.ok) return failDomain(reply, result.error);
       await ctx.projections.catchUp();
       const updated = ctx.models.users.user(user.id)!;

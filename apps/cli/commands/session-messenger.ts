@@ -5,14 +5,13 @@
  * in the history (apps/boot/session-identities.ts), printed only on stdout by `export`, and never
  * logged.
  */
-import { appDecider, appStreamName } from '../../../domain/app/decider.ts';
 import type { EventStore } from '../../../infra/event-store/port.ts';
 import { identityFromSeed, seedFromHex, SessionIdError } from '../../../infra/messenger/session/identity.ts';
 import type { SessionIdentityStore } from '../../../infra/messenger/session/identity-store.ts';
 import { MnemonicError, mnemonicToSeed, seedToMnemonic } from '../../../infra/messenger/session/mnemonic.ts';
 import { SessionIdentityTakenError, type SessionConnector } from '../../../infra/messenger/session/session-connector.ts';
 import type { AppsProjection } from '../../../projections/apps/apps-projection.ts';
-import { handleCommand } from '../../commands/handle-command.ts';
+import { recordBotAddress } from './record-bot-address.ts';
 
 export type ImportOutcome = { readonly ok: true; readonly sessionId: string; readonly imported: 'now' | 'already' } | { readonly ok: false; readonly reason: string };
 
@@ -66,15 +65,8 @@ export const importSessionIdentity = async (
   }
   const appMessenger = deps.apps.appMessenger(appMessengerId)!;
   if (appMessenger.address === sessionId) return { ok: true, sessionId, imported: 'already' };
-  const result = await handleCommand(
-    deps.store,
-    appStreamName(appMessenger.appId),
-    appDecider,
-    { type: 'ProvisionAppMessenger', data: { appMessengerId, address: sessionId, now: request.now } },
-    { actor: 'cli' },
-  );
-  if (!result.ok) return { ok: false, reason: result.error.message };
-  return { ok: true, sessionId, imported: 'now' };
+  const recorded = await recordBotAddress(deps.store, { appId: appMessenger.appId, appMessengerId, address: sessionId, now: request.now });
+  return recorded.ok ? { ok: true, sessionId, imported: 'now' } : recorded;
 };
 
 export type ExportOutcome = { readonly ok: true; readonly sessionId: string; readonly mnemonic: string } | { readonly ok: false; readonly reason: string };

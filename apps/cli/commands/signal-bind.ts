@@ -3,13 +3,12 @@
  * own register/verify commands, or linked) the bot identity of an app-messenger. The account must
  * be on the daemon and nobody else's identity; an app-messenger keeps the identity it was bound to.
  */
-import { appDecider, appStreamName } from '../../../domain/app/decider.ts';
 import type { EventStore } from '../../../infra/event-store/port.ts';
 import { SIGNAL_ACI, SIGNAL_NUMBER } from '../../../infra/messenger/messenger-rules.ts';
 import { identitiesOfAccounts } from '../../../infra/messenger/signal/accounts.ts';
 import type { SignalRpc } from '../../../infra/messenger/signal/signal-rpc.ts';
 import type { AppsProjection } from '../../../projections/apps/apps-projection.ts';
-import { handleCommand } from '../../commands/handle-command.ts';
+import { recordBotAddress } from './record-bot-address.ts';
 
 export type BindOutcome = { readonly ok: true; readonly bound: 'now' | 'already' } | { readonly ok: false; readonly reason: string };
 
@@ -36,13 +35,6 @@ export const bindSignalAccount = async (
   if (holder) return { ok: false, reason: `${account} is already the identity of the app-messenger ${holder.id}` };
   const accounts = identitiesOfAccounts(await deps.rpc.call('listAccounts'));
   if (!accounts.includes(account)) return { ok: false, reason: `signal-cli has no account ${account}: register it with signal-cli, or link one with relay signal link` };
-  const result = await handleCommand(
-    deps.store,
-    appStreamName(appMessenger.appId),
-    appDecider,
-    { type: 'ProvisionAppMessenger', data: { appMessengerId, address: account, now: request.now } },
-    { actor: 'cli' },
-  );
-  if (!result.ok) return { ok: false, reason: result.error.message };
-  return { ok: true, bound: 'now' };
+  const recorded = await recordBotAddress(deps.store, { appId: appMessenger.appId, appMessengerId, address: account, now: request.now });
+  return recorded.ok ? { ok: true, bound: 'now' } : recorded;
 };

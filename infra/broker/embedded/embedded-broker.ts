@@ -1,9 +1,13 @@
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
-import { BrokerUnavailableError, type Broker, type ConsumedRecord, type OutgoingRecord, type PopOptions, type RoleLeases } from '../port.ts';
+import { BrokerUnavailableError, type Broker, type OutgoingRecord, type RoleLeases } from '../port.ts';
 import { checkRecordSizes, maxRecordBytesOption, type TopicPolicyOf } from '../record-limits.ts';
-import { createEmbeddedConsumer, type Claim, type ConsumerSource, type EmbeddedConsumer } from './embedded-consumer.ts';
+import { positive, validConsumeOptions, validRecord, validTopic } from './argument-checks.ts';
+import { createEmbeddedConsumer, type ConsumerSource, type EmbeddedConsumer } from './embedded-consumer.ts';
 import { createEmbeddedRoleLeases } from './embedded-role-leases.ts';
+import { createLeaseWrites } from './leases.ts';
+import { createPops } from './pops.ts';
+import { prepareStatements, toRecord } from './statements.ts';
 import { watchCommits } from '../../sqlite/commit-watch.ts';
 import { openCommitSignal } from '../../sqlite/commit-signal.ts';
 import { createGroupCommit } from '../../sqlite/group-commit.ts';
@@ -11,7 +15,7 @@ import { CHECKPOINT_PAGES, LATE_CHECKPOINT_PAGES } from '../../sqlite/checkpoint
 import { messageOf, openSqlite, type SqliteSynchronous } from '../../sqlite/open-sqlite.ts';
 import { unsyncedWrites } from '../../sqlite/unsynced-writes.ts';
 import { createLogMaintenance } from './log-maintenance.ts';
-import { schemaSql, SCHEMA_VERSION, sql, type LeaseRow, type RecordRow } from './schema.ts';
+import { schemaSql, SCHEMA_VERSION } from './schema.ts';
 
 export type { SqliteSynchronous };
 
@@ -60,9 +64,6 @@ export interface EmbeddedBrokerOptions {
 /** Rows deleted per write of the retention: few enough that a pop sharing its transaction hardly waits. */
 const PRUNE_CHUNK = 200;
 
-/** Topics remembered as holding nothing due (see `nothingDue`); past this many, the memory starts again. */
-const MAX_NOTHING_DUE_TOPICS = 10_000;
-
 const defaultPolicy: TopicPolicyOf = () => ({ partitions: 1 });
 
 /**
@@ -78,7 +79,7 @@ const defaultPolicy: TopicPolicyOf = () => ({ partitions: 1 });
  *   of this process (a commit signal) and, when another process committed (`PRAGMA
  *   data_version`), within `pollIntervalMs` (with `idlePollIntervalMs`: looked for that often
  *   while the `-wal` file changes, commit-watch.ts).
- * - A pop that finds nothing due remembers it until a record may have come (`nothingDue`): the
+ * - A pop that finds nothing due remembers it until a record may have come (`nothingDue`, pops.ts): the
  *   next empty pops of that topic, most polls, are answered without a query. A publish of this
  *   connection forgets it in its transaction, one of another thread of this process when its commit
  *   signal names the topic, one of another process when `data_version` says so (within
@@ -107,37 +108,9 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
   const db = openDatabase(options);
   /** Consumers' offsets, their lease renewals and releases, and role leases: committed without a sync of their own (unsynced-writes.ts). */
   const bookkeeping = unsyncedWrites(db, options.synchronous ?? 'full');
-  const prepare = <R = unknown>(text: string) => db.prepare<unknown[], R>(text);
-  const s = {
-    ensureTopic: prepare(sql.ensureTopic),
-    topicNextOffset: prepare<bigint>(sql.topicNextOffset).pluck(),
-    setTopicNextOffset: prepare(sql.setTopicNextOffset),
-    rememberId: prepare(sql.rememberId),
-    insertRecord: prepare(sql.insertRecord),
-    readFrom: prepare<RecordRow>(sql.readFrom),
-    hasDue: prepare(sql.hasDue).pluck(),
-    nextDue: prepare<bigint | null>(sql.nextDue).pluck(),
-    readDue: prepare<RecordRow>(sql.readDue),
-    popDue: prepare<RecordRow>(sql.popDue),
-    popOffsets: prepare<bigint>(sql.popOffsets).pluck(),
-    earliestOffset: prepare<bigint>(sql.earliestOffset).pluck(),
-    groupOffset: prepare<bigint>(sql.groupOffset).pluck(),
-    initGroupOffset: prepare(sql.initGroupOffset),
-    commit: prepare(sql.commit),
-    countAll: prepare<bigint>(sql.countAll).pluck(),
-    lease: prepare<LeaseRow>(sql.lease),
-    takeLease: prepare(sql.takeLease),
-    renewLeases: prepare(sql.renewLeases),
-    releaseLeases: prepare(sql.releaseLeases),
-    ping: prepare(sql.ping).pluck(),
-    dataVersion: prepare<bigint>('PRAGMA data_version').pluck(),
-  };
+  const s = prepareStatements(db);
+  const leaseWrites = createLeaseWrites(db, s);
 
-  /**
-   * Topics a pop found nothing due in, each with the time (epoch ms) its next record falls due,
-   * Infinity when it holds none. Forgotten as the class comment says.
-   */
-  const nothingDue = new Map<string, number>();
   /** Topics published to since the last commit: what this connection's commit signal names. */
   let publishedTopics = new Set<string>();
 
@@ -147,7 +120,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
     for (const record of records) {
       let offset = next.get(record.topic);
       if (offset === undefined) {
-        nothingDue.delete(record.topic);
+        pops.forget(record.topic);
         publishedTopics.add(record.topic);
         s.ensureTopic.run(record.topic);
         offset = s.topicNextOffset.get(record.topic) ?? 0n;
@@ -161,41 +134,8 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
     for (const [topic, offset] of next) s.setTopicNextOffset.run(offset, topic);
   });
 
-  const popTx = db.transaction((topic: string, max: number, reserved: string): ConsumedRecord[] =>
-    s.popDue
-      .all({ topic, now: Date.now(), max, reserved })
-      .sort((a, b) => (a.offset < b.offset ? -1 : 1))
-      .map(toRecord),
-  );
-
-  /** Offsets of each topic that pops of this process are offering to their `accept` right now. */
-  const reservations = new Map<string, Set<bigint>>();
-  const reservedJson = (topic: string): string => `[${[...(reservations.get(topic) ?? [])].join(',')}]`;
-
   const ensureTx = db.transaction((names: readonly string[]) => {
     for (const name of names) s.ensureTopic.run(name);
-  });
-
-  const claimTx = db.transaction((groupId: string, topic: string, owner: string, lease: number): Claim => {
-    const now = Date.now();
-    const current = s.lease.get(groupId, topic);
-    if (current !== undefined && heldByOther(current, owner, now)) return { held: false, retryAt: Number(current.expires_at) };
-    s.takeLease.run(groupId, topic, owner, now + lease);
-    s.ensureTopic.run(topic);
-    s.initGroupOffset.run(groupId, topic, s.earliestOffset.get({ topic }) ?? 0n);
-    return { held: true, offset: s.groupOffset.get(groupId, topic) ?? 0n };
-  });
-
-  const roleLeaseTx = db.transaction((group: string, roles: readonly string[], owner: string, lease: number): ReadonlySet<string> => {
-    const now = Date.now();
-    const held = new Set<string>();
-    for (const role of roles) {
-      const current = s.lease.get(group, role);
-      if (current !== undefined && heldByOther(current, owner, now)) continue;
-      s.takeLease.run(group, role, owner, now + lease);
-      held.add(role);
-    }
-    return held;
   });
 
   let closed = false;
@@ -224,6 +164,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
       publishedTopics = new Set();
     },
   });
+  const pops = createPops(db, s, guard, groupCommit);
 
   const wakeAll = (): void => {
     wakeScheduled = false;
@@ -235,20 +176,20 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
     setImmediate(wakeAll);
   };
   const commitSignal = openCommitSignal(options.path, (topics) => {
-    if (topics === undefined) nothingDue.clear();
-    else for (const topic of topics) nothingDue.delete(topic);
+    if (topics === undefined) pops.forgetAll();
+    else for (const topic of topics) pops.forget(topic);
     scheduleWake();
     groupCommit.lockReleased();
   });
 
   /** Commits of other connections (other processes) change `data_version`; ours do not. */
   const look = () => {
-    if ((consumers.size === 0 && nothingDue.size === 0) || !db.open) return;
+    if ((consumers.size === 0 && !pops.remembersAny()) || !db.open) return;
     try {
       const version = s.dataVersion.get();
       if (version !== seenDataVersion) {
         seenDataVersion = version;
-        nothingDue.clear();
+        pops.forgetAll();
         wakeAll();
       }
     } catch {
@@ -269,42 +210,8 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
   if (options.maintenance === false) clearInterval(pruner);
   pruner.unref();
 
-  /** Whether `topic` is remembered as holding nothing due at `now` (what `pop` and `knownEmpty` ask first). */
-  const remembersNothingDue = (topic: string, now: number): boolean => now < (nothingDue.get(topic) ?? 0);
-  /** Remembers that `topic` holds nothing due at `now`, until its earliest record falls due. */
-  const rememberNothingDue = (topic: string, now: number): void => {
-    if (nothingDue.size >= MAX_NOTHING_DUE_TOPICS) nothingDue.clear();
-    // Every record of the topic is due later than now (none was due): the earliest of them, if any.
-    const next = guard(() => s.nextDue.get(topic));
-    nothingDue.set(topic, next === undefined || next === null ? Infinity : Number(next));
-  };
-
-  /** A pop that hands its records to `accept` first, and deletes them only once it resolved. */
-  const popAccepted = async (topic: string, max: number, accept: NonNullable<PopOptions['accept']>): Promise<ConsumedRecord[]> => {
-    const offered = guard(() => s.readDue.all({ topic, now: Date.now(), max, reserved: reservedJson(topic) }).map(toRecord));
-    if (offered.length === 0) return [];
-    let reserved = reservations.get(topic);
-    if (!reserved) reservations.set(topic, (reserved = new Set()));
-    for (const record of offered) reserved.add(record.offset);
-    try {
-      await accept(offered);
-      const offsets = `[${offered.map((record) => record.offset).join(',')}]`;
-      const taken = new Set(await groupCommit.enqueue(() => s.popOffsets.all({ topic, offsets })));
-      return offered.filter((record) => taken.has(record.offset));
-    } finally {
-      for (const record of offered) reserved.delete(record.offset);
-      if (reserved.size === 0 && reservations.get(topic) === reserved) reservations.delete(topic);
-    }
-  };
-
   const source: ConsumerSource = {
-    claim: (groupId, topic, owner, lease) =>
-      guard(() => {
-        // A plain read first: a member waiting for the lease of a live one takes no write lock.
-        const current = s.lease.get(groupId, topic);
-        if (current !== undefined && heldByOther(current, owner, Date.now())) return { held: false, retryAt: Number(current.expires_at) };
-        return claimTx.immediate(groupId, topic, owner, lease);
-      }, true),
+    claim: (groupId, topic, owner, lease) => guard(() => leaseWrites.claim(groupId, topic, owner, lease), true),
     renew: (groupId, owner, lease) => guard(() => bookkeeping(() => s.renewLeases.run(Date.now() + lease, groupId, owner).changes), true),
     release: (groupId, owner) => guard(() => bookkeeping(() => void s.releaseLeases.run(groupId, owner)), true),
     read: (topic, offset, limit) => guard(() => s.readFrom.all(topic, offset, limit).map(toRecord), true),
@@ -351,7 +258,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
           // Role leases need no sync: a power cut ends every process of the machine, so a lease
           // a restart finds is of a dead owner (free at once, or, its pid reused, once it ran out,
           // synced or not), and one the cut rolled back is taken again at the next round.
-          take: (group, roles, owner, lease) => guard(() => bookkeeping(() => roleLeaseTx.immediate(group, roles, owner, lease)), true),
+          take: (group, roles, owner, lease) => guard(() => bookkeeping(() => leaseWrites.takeRoles(group, roles, owner, lease)), true),
           release: (group, owner) => guard(() => bookkeeping(() => void s.releaseLeases.run(group, owner)), true),
         },
         leaseOptions,
@@ -371,27 +278,18 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
       if (closed) throw new BrokerUnavailableError('The embedded broker is closed');
       if (!Number.isSafeInteger(max) || max < 0) throw new RangeError(`max must be an integer >= 0, got ${max}`);
       if (max === 0) return [];
-      // Most polls find nothing: remembered, or a plain read says so without taking the write lock
-      // (or the heavier read of what is due).
-      const now = Date.now();
-      if (remembersNothingDue(topic, now)) return [];
-      if (guard(() => s.hasDue.get(topic, now)) === undefined) {
-        rememberNothingDue(topic, now);
-        return [];
-      }
-      if (popOptions?.accept !== undefined) return popAccepted(topic, max, popOptions.accept);
-      return groupCommit.enqueue(() => popTx(topic, max, reservedJson(topic)));
+      return pops.pop(topic, max, popOptions?.accept);
     },
 
     knownEmpty(topic) {
-      return !closed && remembersNothingDue(topic, Date.now());
+      return !closed && pops.remembersNothingDue(topic, Date.now());
     },
 
     async deleteTopics(topics) {
       if (closed) throw new BrokerUnavailableError('The embedded broker is closed');
       for (const topic of topics) validTopic(topic);
       await maintenance.deleteTopics(topics);
-      for (const topic of topics) nothingDue.delete(topic);
+      for (const topic of topics) pops.forget(topic);
     },
 
     async depth(topic, groupId) {
@@ -443,56 +341,6 @@ const openDatabase = (options: EmbeddedBrokerOptions): Database.Database => {
     throw new BrokerUnavailableError(`Cannot open the embedded broker at ${options.path}: ${messageOf(error)}`, { cause: error });
   }
 };
-
-/** A lease blocks others while it runs, unless its owner's process is gone (a crash frees it at once). */
-const heldByOther = (lease: LeaseRow, owner: string, now: number): boolean =>
-  lease.owner !== owner && Number(lease.expires_at) > now && processAlive(Number.parseInt(lease.owner, 10));
-
-const processAlive = (pid: number): boolean => {
-  if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
-};
-
-const toRecord = (row: RecordRow): ConsumedRecord => ({
-  topic: row.topic,
-  partition: 0,
-  offset: row.offset,
-  key: row.key ?? undefined,
-  value: row.value,
-  headers: row.headers === '{}' ? {} : (JSON.parse(row.headers) as Record<string, string>),
-  id: row.record_id ?? undefined,
-  dueAt: row.due_at === null ? undefined : Number(row.due_at),
-  timestamp: Number(row.timestamp),
-});
-
-const validTopic = (topic: unknown): void => {
-  if (typeof topic !== 'string' || topic.length === 0) throw new TypeError(`A topic is a non-empty string, got ${String(topic)}`);
-};
-
-const validRecord = (record: OutgoingRecord): void => {
-  validTopic(record.topic);
-  if (typeof record.value !== 'string') throw new TypeError(`A record's value is a string (topic ${record.topic})`);
-  if (record.dueAt !== undefined && !Number.isFinite(record.dueAt)) throw new TypeError(`dueAt is epoch ms (topic ${record.topic})`);
-};
-
-const validConsumeOptions = (options: Parameters<Broker['consume']>[0]): void => {
-  if (typeof options.groupId !== 'string' || options.groupId.length === 0) throw new TypeError('groupId is a non-empty string');
-  if (options.topics.length === 0) throw new TypeError('A consumer needs at least one topic');
-  for (const topic of options.topics) validTopic(topic);
-  const batchSize = options.batchSize ?? 100;
-  if (!Number.isSafeInteger(batchSize) || batchSize < 1) throw new RangeError(`batchSize must be a positive integer, got ${batchSize}`);
-};
-
-const positive = (value: number, name: string): number => {
-  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${value}`);
-  return value;
-};
-
 
 /** SQLite failures become BrokerUnavailableError; our own errors pass. */
 const toBrokerError = (error: unknown): unknown => {

@@ -19,6 +19,7 @@
  */
 import type { ObservedPayment, PaymentAddress, PaymentProcessor, PaymentRequest, ProcessorHealth } from '../port.ts';
 import { PaymentProcessorError, PaymentProcessorUnavailableError } from '../port.ts';
+import { healthOf, sortPayments } from '../processor-answers.ts';
 import { bip21PaymentUri, uriSchemeOf } from './amount.ts';
 import { atomicAmountOf, integerOf, isRpcObject, type RpcJson, type RpcObject } from './bitcoin-json.ts';
 import { BitcoinRpcUnavailableError, createBitcoinRpcClient, type BitcoinRpcClient } from './bitcoin-rpc-client.ts';
@@ -110,12 +111,6 @@ export const paymentsOfTransaction = (answer: RpcJson, address: string, index: n
   return payments;
 };
 
-/** Oldest first: by height (the mempool last), then arrival, then id. */
-export const sortPayments = (payments: ObservedPayment[]): ObservedPayment[] => {
-  const order = (p: ObservedPayment) => (p.height === null ? Number.MAX_SAFE_INTEGER : p.height);
-  return payments.sort((a, b) => order(a) - order(b) || a.receivedAt.getTime() - b.receivedAt.getTime() || (a.paymentId < b.paymentId ? -1 : 1));
-};
-
 export class BitcoinPaymentProcessor implements PaymentProcessor {
   readonly asset: string;
   readonly network: string;
@@ -182,18 +177,15 @@ export class BitcoinPaymentProcessor implements PaymentProcessor {
   }
 
   async checkHealth(): Promise<ProcessorHealth> {
-    try {
+    return healthOf(async () => {
       this.checkOpen();
       // The wallet is loaded (else -18: unavailable), and the chain's height.
       objectOf(await this.client.call('getwalletinfo'), 'wallet info');
       const chain = objectOf(await this.client.call('getblockchaininfo'), 'chain info');
       const height = integerOf(chain.blocks);
       if (height === undefined || height < 0) throw malformed('a bad height');
-      return { reachable: true, height };
-    } catch (error) {
-      if (error instanceof PaymentProcessorUnavailableError) return { reachable: false, reason: error.message };
-      throw error;
-    }
+      return height;
+    });
   }
 
   async close(): Promise<void> {

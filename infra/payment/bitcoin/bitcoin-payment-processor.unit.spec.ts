@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { PaymentProcessorUnavailableError } from '../port.ts';
 import { parseRpcJson } from './bitcoin-json.ts';
-import { indexOfKeyPath, paymentsOfTransaction, sortPayments } from './bitcoin-payment-processor.ts';
+import { indexOfKeyPath, paymentsOfTransaction } from './bitcoin-payment-processor.ts';
+import { sortPayments } from '../processor-answers.ts';
 
 const TXID = 'c458a38452e0c704966560f9a58628e341248edbd52d48f0d8dec196b9e100ff';
 const ADDRESS = 'rltc1qaetxm97uxuftmfm64edkcrl33jd4pg7tt92ekq';

@@ -11,25 +11,18 @@
  * it refused the login, or answered the call with an error → BitcoinRpcError (a
  * PaymentProcessorError). Messages never carry the login.
  */
-import http from 'node:http';
-import https from 'node:https';
 import { boundedPost, errorMessageOf, type PostAnswer } from '../../net/bounded-post.ts';
-import { PaymentProcessorError, PaymentProcessorUnavailableError } from '../port.ts';
+import { PaymentRpcError, rpcTargetOf } from '../json-rpc.ts';
+import { PaymentProcessorUnavailableError } from '../port.ts';
 import { integerOf, isRpcObject, parseRpcJson, type RpcJson } from './bitcoin-json.ts';
 
 export class BitcoinRpcUnavailableError extends PaymentProcessorUnavailableError {
   override readonly name: string = 'BitcoinRpcUnavailableError';
 }
 
-export class BitcoinRpcError extends PaymentProcessorError {
+/** Its `code`: Bitcoin Core's RPC error code (-5: invalid address …), or 401 for a refused login. */
+export class BitcoinRpcError extends PaymentRpcError {
   override readonly name: string = 'BitcoinRpcError';
-  constructor(
-    message: string,
-    /** Bitcoin Core's RPC error code (-5: invalid address …), or 401 for a refused login. */
-    readonly code: number,
-  ) {
-    super(message);
-  }
 }
 
 /** Bitcoin Core's error codes that mean "not now" rather than "no". */
@@ -57,18 +50,11 @@ export interface BitcoinRpcClient {
 }
 
 export const createBitcoinRpcClient = (options: BitcoinRpcClientOptions): BitcoinRpcClient => {
-  const url = new URL(options.url);
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RangeError('The Bitcoin RPC URL must be http: or https:');
-  const username = decodeURIComponent(url.username);
-  const password = decodeURIComponent(url.password);
+  // Bitcoin Core serves a few calls at once (-rpcthreads, 4 by default).
+  const { url, username, password, agent } = rpcTargetOf(options.url, 'Bitcoin RPC', 4);
   const authorization = username || password ? `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}` : undefined;
   const path = url.pathname.replace(/\/+$/, '') || '/';
-  url.username = '';
-  url.password = '';
   const endpoint = `${url.origin}${path === '/' ? '' : path}`;
-  const transport = url.protocol === 'https:' ? https : http;
-  // Bitcoin Core serves a few calls at once (-rpcthreads, 4 by default).
-  const agent = new transport.Agent({ keepAlive: true, maxSockets: 4 });
   const defaultTimeoutMs = options.timeoutMs ?? 10_000;
   const maxAnswerBytes = options.maxAnswerBytes ?? MAX_RPC_ANSWER_BYTES;
   let nextId = 0;

@@ -17,6 +17,7 @@
  */
 import type { ObservedPayment, PaymentAddress, PaymentProcessor, PaymentRequest, ProcessorHealth } from '../port.ts';
 import { PaymentProcessorUnavailableError } from '../port.ts';
+import { healthOf, sortPayments } from '../processor-answers.ts';
 import { moneroPaymentUri } from './payment-uri.ts';
 import type { WalletJson } from './wallet-json.ts';
 import { createWalletRpcClient, MoneroWalletUnavailableError, type WalletRpcClient } from './wallet-rpc-client.ts';
@@ -100,8 +101,7 @@ export const paymentsOfTransfers = (result: WalletJson, accountIndex: number, in
       if (payment) byId.set(payment.paymentId, payment);
     }
   }
-  const order = (p: ObservedPayment) => (p.height === null ? Number.MAX_SAFE_INTEGER : p.height);
-  return [...byId.values()].sort((a, b) => order(a) - order(b) || a.receivedAt.getTime() - b.receivedAt.getTime() || (a.paymentId < b.paymentId ? -1 : 1));
+  return sortPayments([...byId.values()]);
 };
 
 export class MoneroPaymentProcessor implements PaymentProcessor {
@@ -144,14 +144,11 @@ export class MoneroPaymentProcessor implements PaymentProcessor {
   }
 
   async checkHealth(): Promise<ProcessorHealth> {
-    try {
+    return healthOf(async () => {
       this.checkOpen();
       const result = objectOf(await this.client.call('get_height'), 'result');
-      return { reachable: true, height: smallOf(result.height, 'height') };
-    } catch (error) {
-      if (error instanceof PaymentProcessorUnavailableError) return { reachable: false, reason: error.message };
-      throw error;
-    }
+      return smallOf(result.height, 'height');
+    });
   }
 
   async close(): Promise<void> {

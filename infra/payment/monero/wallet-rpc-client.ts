@@ -14,10 +14,9 @@
  * PaymentProcessorUnavailableError: try again later); it refused the login, or answered the call
  * with an error → MoneroWalletRpcError (a PaymentProcessorError). Messages never carry the login.
  */
-import http from 'node:http';
-import https from 'node:https';
 import { boundedPost, errorMessageOf } from '../../net/bounded-post.ts';
-import { PaymentProcessorError, PaymentProcessorUnavailableError } from '../port.ts';
+import { PaymentRpcError, rpcTargetOf } from '../json-rpc.ts';
+import { PaymentProcessorUnavailableError } from '../port.ts';
 import { digestAuthorization, parseDigestChallenge, type DigestChallenge } from './digest-auth.ts';
 import { parseWalletJson, stringifyWalletJson, type WalletJson } from './wallet-json.ts';
 
@@ -25,15 +24,9 @@ export class MoneroWalletUnavailableError extends PaymentProcessorUnavailableErr
   override readonly name: string = 'MoneroWalletUnavailableError';
 }
 
-export class MoneroWalletRpcError extends PaymentProcessorError {
+/** Its `code`: the JSON-RPC error code (-13: no wallet open …), or 401 for a refused login. */
+export class MoneroWalletRpcError extends PaymentRpcError {
   override readonly name: string = 'MoneroWalletRpcError';
-  constructor(
-    message: string,
-    /** The JSON-RPC error code (-13: no wallet open …), or 401 for a refused login. */
-    readonly code: number,
-  ) {
-    super(message);
-  }
 }
 
 /** monero-wallet-rpc's error code for "No wallet file": the process runs but has no wallet open. */
@@ -59,16 +52,9 @@ export interface WalletRpcClient {
 }
 
 export const createWalletRpcClient = (options: WalletRpcClientOptions): WalletRpcClient => {
-  const url = new URL(options.url);
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RangeError('The wallet RPC URL must be http: or https:');
-  const username = decodeURIComponent(url.username);
-  const password = decodeURIComponent(url.password);
+  const { url, username, password, agent } = rpcTargetOf(options.url, 'wallet RPC', 1);
   const path = `${url.pathname.replace(/\/+$/, '')}/json_rpc`;
-  url.username = '';
-  url.password = '';
   const endpoint = url.origin;
-  const transport = url.protocol === 'https:' ? https : http;
-  const agent = new transport.Agent({ keepAlive: true, maxSockets: 1 });
   const defaultTimeoutMs = options.timeoutMs ?? 10_000;
   const maxAnswerBytes = options.maxAnswerBytes ?? MAX_WALLET_ANSWER_BYTES;
   let challenge: DigestChallenge | undefined;

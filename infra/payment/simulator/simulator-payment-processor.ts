@@ -5,6 +5,7 @@
  */
 import type { ObservedPayment, PaymentAddress, PaymentProcessor, PaymentRequest, ProcessorHealth } from '../port.ts';
 import { PaymentProcessorUnavailableError } from '../port.ts';
+import { healthOf } from '../processor-answers.ts';
 import { PaymentSimulatorStore, type SimulatedPayment } from './payment-simulator-store.ts';
 
 export interface SimulatorPaymentProcessorOptions {
@@ -57,12 +58,7 @@ export class SimulatorPaymentProcessor implements PaymentProcessor {
   }
 
   async checkHealth(): Promise<ProcessorHealth> {
-    try {
-      return this.use(() => ({ reachable: true, height: this.store.tip() }));
-    } catch (error) {
-      if (error instanceof PaymentProcessorUnavailableError) return { reachable: false, reason: error.message };
-      throw error;
-    }
+    return healthOf(() => this.use(() => this.store.tip()));
   }
 
   async close(): Promise<void> {
