@@ -9,9 +9,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fs from 'node:fs';
 import path from 'node:path';
+import { MESSENGERS } from '../../domain/shared/messengers.ts';
+import type { Config } from '../boot/config.ts';
 import type { RelayContext } from '../boot/context.ts';
 import { PROJECT_ROOT } from '../boot/running-from.ts';
-import { cookieUser, escapeHtml, withCookies } from './dashboard-session.ts';
+import { cookieTokenHash, cookieUser, escapeHtml, withCookies } from './dashboard-session.ts';
 
 const WHY: Record<string, string> = {
   invalid: 'This sign-in link is not valid.',
@@ -38,19 +40,58 @@ const ASSETS: Readonly<Record<string, string>> = {
   'app.css.map': 'application/json',
 };
 
+/** The dashboard's icon (linked from every page, so that no browser asks for a /favicon.ico that is not there). */
+const FAVICON =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#0b57d0"/><path d="M7 10h13l-4-4M25 22H12l4 4" fill="none" stroke="#fff" stroke-width="3" stroke-linecap="round" stroke-linejoin="round"/></svg>';
+export const FAVICON_LINK = '<link rel="icon" type="image/svg+xml" href="/dashboard/assets/favicon.svg">';
+
+/**
+ * What runs on Relay's simulator instead of the real thing, as openConnectors (apps/boot/connectors.ts)
+ * and the payment processor choose: a messenger without its daemon or network configured, and
+ * payments with PAYMENT_PROCESSOR=simulator. The pages show it as a badge (data-simulated).
+ */
+export const simulatedParts = (config: Config): string[] => [
+  ...MESSENGERS.filter((m) => (m === 'signal' ? !config.SIGNAL_CLI_URL : m === 'simplex' ? !config.SIMPLEX_WS_URL : config.SESSION_NETWORK !== 'on')),
+  ...(config.PAYMENT_PROCESSOR === 'simulator' ? ['payments'] : []),
+];
+
+const NOT_FOUND = '<h1>Page not found</h1><p>There is no dashboard page at this address. <a href="/dashboard">Go to the dashboard</a>.</p>';
+
 export const DASHBOARD_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'self'; base-uri 'none'; object-src 'none'";
 
-const page = (mail: boolean, body: string) => `<!doctype html>
+/**
+ * The page every dashboard path gets; its root says what the script needs before it asks anything:
+ * whether this install mails (data-mail), whether the browser's cookie has a live session
+ * (data-signed-in: when it has none, the script shows the sign-in page without asking the account
+ * API, whose answer would be a 400), and what is simulated (data-simulated, space-separated).
+ */
+const page = (root: { mail: boolean; signedIn: boolean; simulated: readonly string[] }, body: string) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Relay</title><link rel="stylesheet" href="/dashboard/assets/app.css"><script type="module" src="/dashboard/assets/app.js"></script>
-</head><body><div id="app" data-mail="${mail ? 'on' : 'off'}"><main id="main"><h1>Relay</h1>${body}</main></div></body></html>
+<title>Relay</title>${FAVICON_LINK}<link rel="stylesheet" href="/dashboard/assets/app.css"><script type="module" src="/dashboard/assets/app.js"></script>
+</head><body><div id="app" data-mail="${root.mail ? 'on' : 'off'}" data-signed-in="${root.signedIn ? 'on' : 'off'}" data-simulated="${root.simulated.join(' ')}"><main id="main" tabindex="-1">${body.startsWith('<h1>') ? '' : '<h1>Relay</h1>'}${body}</main></div></body></html>
 `;
 
 export const dashboardPages = (ctx: RelayContext) => async (app: FastifyInstance) => {
   await withCookies(app);
   const mail = ctx.config.SMTP_URL !== undefined;
-  const shell = async (request: FastifyRequest, reply: FastifyReply) => {
+  const simulated = simulatedParts(ctx.config);
+  /** The cookie's user; a session not known yet may have just been started by another process (as requireSession). */
+  const userOf = async (request: FastifyRequest) => {
     const user = cookieUser(ctx, app, request);
+    if (user || cookieTokenHash(app, request) === undefined) return user;
+    await ctx.projections.catchUp();
+    return cookieUser(ctx, app, request);
+  };
+  const send = (reply: FastifyReply, status: number, signedIn: boolean, body: string) =>
+    reply
+      .code(status)
+      .type('text/html; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .header('content-security-policy', DASHBOARD_CSP)
+      .header('referrer-policy', 'same-origin')
+      .send(page({ mail, signedIn, simulated }, body));
+  const shell = async (request: FastifyRequest, reply: FastifyReply) => {
+    const user = await userOf(request);
     const reason = (request.query as Record<string, unknown>).signin;
     const why = typeof reason === 'string' ? WHY[reason] : undefined;
     const confirming = request.routeOptions.url === '/dashboard/sign-in';
@@ -60,15 +101,17 @@ export const dashboardPages = (ctx: RelayContext) => async (app: FastifyInstance
       ? `<p>You are signed in as <strong>${escapeHtml(user.email)}</strong>.</p>
 <p>The account API is at <code>/dashboard/api/dashboard</code> (for example <code>GET /dashboard/api/dashboard/apps</code>); this browser sends its <code>relay_session</code> cookie with each request. Sign out with <code>POST /dashboard/auth/logout</code>.</p>`
       : `${why ? `<p><strong>${escapeHtml(why)}</strong></p>` : ''}<p>You are not signed in.</p>${mail ? MAILED : NO_MAIL_SERVER}`;
-    return reply
-      .code(200)
-      .type('text/html; charset=utf-8')
-      .header('cache-control', 'no-store')
-      .header('content-security-policy', DASHBOARD_CSP)
-      .header('referrer-policy', 'same-origin')
-      .send(page(mail, body));
+    return send(reply, 200, user !== undefined, body);
   };
   for (const url of DASHBOARD_PAGES) app.get(url, { schema: { hide: true } }, shell);
+  // Any other page under /dashboard: the dashboard's own not-found page (the API areas keep their JSON 404).
+  app.get('/dashboard/*', { schema: { hide: true } }, async (request, reply) => {
+    if (/^\/dashboard\/api(\/|$)/.test(request.url)) return reply.code(404).send({ error: 'Not found' });
+    return send(reply, 404, (await userOf(request)) !== undefined, NOT_FOUND);
+  });
+  app.get('/dashboard/assets/favicon.svg', { schema: { hide: true } }, async (_request, reply) =>
+    reply.code(200).type('image/svg+xml').header('cache-control', 'public, max-age=86400').send(FAVICON),
+  );
 
   app.get<{ Params: { file: string } }>('/dashboard/assets/:file', { schema: { hide: true } }, async (request, reply) => {
     const type = ASSETS[request.params.file];

@@ -11,7 +11,7 @@ import { isStatisticsWindow, type StatisticsWindow } from '../../domain/statisti
 import type { Breakdown, StatisticsView, Totals } from '../../projections/statistics/views.ts';
 import type { StatisticsQuery, StatisticsSource } from '../read-models/statistics-model.ts';
 import type { RelayContext } from '../boot/context.ts';
-import { DASHBOARD_CSP } from './dashboard-pages.ts';
+import { DASHBOARD_CSP, FAVICON_LINK } from './dashboard-pages.ts';
 import { cookieTokenHash, cookieUser, escapeHtml as escape, sessionLives, withCookies } from './dashboard-session.ts';
 import { SESSION_REQUIRED } from '../account/session.ts';
 
@@ -38,14 +38,14 @@ const SESSION_CHECK_MS = 1_000;
 
 const frame = (title: string, body: string, script?: string) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escape(title)} · Relay</title><link rel="stylesheet" href="/dashboard/assets/app.css">${script ? `<script type="module" src="${script}"></script>` : ''}
+<title>${escape(title)} · Relay</title>${FAVICON_LINK}<link rel="stylesheet" href="/dashboard/assets/app.css">${script ? `<script type="module" src="${script}"></script>` : ''}
 </head><body><a class="skip" href="#main">Skip to content</a><header><a class="brand" href="/dashboard/apps">Relay</a><nav aria-label="Dashboard"><ul>
 <li><a href="/dashboard/apps">Apps</a></li><li><a href="/dashboard/keys">API keys</a></li><li><a href="/dashboard/notifications">Notifications</a></li><li><a href="/dashboard/billing">Billing</a></li><li><a href="/dashboard/stats" aria-current="page">Statistics</a></li><li><a href="/dashboard/account">Account</a></li>
-</ul></nav></header><main id="main">${body}</main></body></html>
+</ul></nav></header><main id="main" tabindex="-1">${body}</main></body></html>
 `;
 
 const totalsTable = (totals: Totals, caption: string) => `<table data-totals><caption>${escape(caption)}</caption><thead><tr>${SHOWN.map(([, label]) => `<th scope="col">${label}</th>`).join('')}</tr></thead>
-<tbody><tr>${SHOWN.map(([figure]) => `<td data-figure="${figure}">${totals[figure]}</td>`).join('')}</tr></tbody></table>`;
+<tbody><tr>${SHOWN.map(([figure, label]) => `<td data-figure="${figure}" data-label="${label}">${totals[figure]}</td>`).join('')}</tr></tbody></table>`;
 
 /** The day's 5-minute buckets summed by hour, for a chart of 24 bars. */
 const charted = (series: readonly number[], window: StatisticsWindow): number[] => {
@@ -87,20 +87,6 @@ const byMessenger = (view: StatisticsView) =>
     .map(([messenger, breakdown]) => `<h3>${escape(MESSENGER_NAMES[messenger] ?? messenger)}</h3>${totalsTable(breakdown.totals, `${MESSENGER_NAMES[messenger] ?? messenger}, last ${view.window}`)}`)
     .join('');
 
-/** The live page's script (served from here: the page's CSP allows this origin's scripts only). */
-const LIVE_SCRIPT = `const url = new URL('/dashboard/stats/live/events', location.href);
-const app = new URLSearchParams(location.search).get('app');
-if (app) url.searchParams.set('app', app);
-const state = document.querySelector('[data-live-state]');
-const source = new EventSource(url);
-source.addEventListener('totals', (event) => {
-  const totals = JSON.parse(event.data);
-  for (const cell of document.querySelectorAll('[data-figure]')) if (cell.dataset.figure in totals) cell.textContent = String(totals[cell.dataset.figure]);
-  state.textContent = 'Live: updated ' + new Date().toLocaleTimeString();
-});
-source.addEventListener('error', () => { state.textContent = source.readyState === EventSource.CLOSED ? 'Stopped: sign in again to follow the figures.' : 'Reconnecting…'; });
-`;
-
 const UNAVAILABLE = '<h1>Statistics are not available right now</h1><p>Relay is starting or restarting the part that counts them. Try again in a moment: <a href="">reload</a>.</p>';
 
 export const statisticsPages = (ctx: RelayContext, statistics: StatisticsSource) => async (app: FastifyInstance) => {
@@ -135,7 +121,7 @@ ${charts(view.total, view)}
       apps.length === 0
         ? '<p>No traffic in this window.</p>'
         : `<table data-apps><thead><tr><th scope="col">App</th>${SHOWN.map(([, l]) => `<th scope="col">${l}</th>`).join('')}</tr></thead><tbody>${apps
-            .map(([appId, totals]) => `<tr><th scope="row"><a href="/dashboard/stats/apps/${encodeURIComponent(appId)}?window=${window}">${escape(appName(appId))}</a></th>${SHOWN.map(([f]) => `<td>${totals[f]}</td>`).join('')}</tr>`)
+            .map(([appId, totals]) => `<tr><th scope="row"><a href="/dashboard/stats/apps/${encodeURIComponent(appId)}?window=${window}">${escape(appName(appId))}</a></th>${SHOWN.map(([f, l]) => `<td data-label="${l}">${totals[f]}</td>`).join('')}</tr>`)
             .join('')}</tbody></table>`
     }
 <h2>Per messenger</h2>${byMessenger(view) || '<p>No traffic in this window.</p>'}`;
@@ -174,12 +160,9 @@ ${charts(view.total, view)}
     if (!view) return html(reply, 404, frame('Not found', '<h1>App not found</h1><p>There is no app of yours with this id.</p>'));
     const title = typeof appId === 'string' ? `Live: ${appName(appId)}` : 'Live: all apps';
     const body = `<h1>${escape(title)}</h1><p data-live-state role="status">Connecting…</p>${totalsTable(view.total.totals, 'The last hour, as it happens')}<p><a href="/dashboard/stats">Hour and day charts</a></p>`;
-    return html(reply, 200, frame(title, body, '/dashboard/stats/live.js'));
+    // The dashboard's script follows the figures (dashboard/src/live.ts: one stream shared by the tabs).
+    return html(reply, 200, frame(title, body, '/dashboard/assets/app.js'));
   });
-
-  app.get('/dashboard/stats/live.js', { schema: { hide: true } }, async (_request, reply) =>
-    reply.code(200).type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').send(LIVE_SCRIPT),
-  );
 
   app.get('/dashboard/stats/live/events', { schema: { hide: true } }, async (request, reply) => {
     const user = userOf(request);

@@ -14,15 +14,22 @@ import { Billing } from './pages/billing';
 import { Keys } from './pages/keys';
 import { Notifications } from './pages/notifications';
 import { ConfirmSignIn, SignIn } from './pages/sign-in';
+import { MAIL, SIGNED_IN } from './install';
+import { startLiveFigures } from './live';
 import { BASE, interceptLinks, navigate, useLocation } from './router';
-import { ErrorNote, Frame, Loading } from './ui';
+import { ErrorNote, Frame, Loading, NotFound } from './ui';
 import './styles.css';
 
 type User = components['schemas']['User'];
 
-const Dashboard = (props: { mail: boolean }) => {
+/** The pages the script shows (the rest is not found, signed in or not). */
+const PAGES = new Set([BASE, `${BASE}/sign-in`, `${BASE}/apps`, `${BASE}/keys`, `${BASE}/notifications`, `${BASE}/billing`, `${BASE}/account`]);
+const appOf = (path: string) => /^\/dashboard\/apps\/([^/]+)$/.exec(path)?.[1];
+
+const Dashboard = (props: { mail: boolean; signedIn: boolean }) => {
   const { path, query } = useLocation();
-  const [user, setUser] = useState<User | null | undefined>();
+  // Signed out when the page was served: the sign-in page at once, without asking the account API.
+  const [user, setUser] = useState<User | null | undefined>(props.signedIn ? undefined : null);
   const [failure, setFailure] = useState<Failure | undefined>();
 
   const loadUser = async () => {
@@ -32,7 +39,9 @@ const Dashboard = (props: { mail: boolean }) => {
     else if (outcome.failure.signedOut) setUser(null);
     else setFailure(outcome.failure);
   };
-  useEffect(() => void loadUser(), []);
+  useEffect(() => {
+    if (props.signedIn) void loadUser();
+  }, []);
 
   // Each new page gets the focus (not the first one), for keyboard and screen-reader users.
   const [first, setFirst] = useState(true);
@@ -50,6 +59,12 @@ const Dashboard = (props: { mail: boolean }) => {
     void loadUser();
     navigate(`${BASE}/apps`);
   };
+  if (!PAGES.has(path) && !appOf(path))
+    return (
+      <Frame path={path} email={user?.email}>
+        <NotFound />
+      </Frame>
+    );
   // A sign-in link's page, signed in or not: its button signs this browser in with the link.
   if (path === `${BASE}/sign-in`)
     return (
@@ -58,7 +73,12 @@ const Dashboard = (props: { mail: boolean }) => {
       </Frame>
     );
   if (user === undefined)
-    return <Frame path={path}>{failure ? <ErrorNote failure={failure} onRetry={loadUser} /> : <Loading />}</Frame>;
+    return (
+      <Frame path={path}>
+        <h1>Relay</h1>
+        {failure ? <ErrorNote failure={failure} onRetry={loadUser} /> : <Loading />}
+      </Frame>
+    );
   if (user === null)
     return (
       <Frame path={path}>
@@ -68,14 +88,14 @@ const Dashboard = (props: { mail: boolean }) => {
     );
 
   const page = (() => {
-    const appId = /^\/dashboard\/apps\/([^/]+)$/.exec(path)?.[1];
+    const appId = appOf(path);
     if (appId) return <AppDetail appId={decodeURIComponent(appId)} onFailure={signedOut} />;
     switch (path) {
       case BASE:
       case `${BASE}/apps`:
         return <Apps onFailure={signedOut} />;
       case `${BASE}/keys`:
-        return <Keys onFailure={signedOut} />;
+        return <Keys app={query.get('app')} onFailure={signedOut} />;
       case `${BASE}/notifications`:
         return <Notifications onFailure={signedOut} />;
       case `${BASE}/billing`:
@@ -83,14 +103,7 @@ const Dashboard = (props: { mail: boolean }) => {
       case `${BASE}/account`:
         return <Account user={user} onSignedOut={() => signedOut()} onRenamed={loadUser} />;
       default:
-        return (
-          <section>
-            <h1>Page not found</h1>
-            <p>
-              <a href={`${BASE}/apps`}>Go to your apps</a>.
-            </p>
-          </section>
-        );
+        return <NotFound />;
     }
   })();
   return (
@@ -104,5 +117,8 @@ const root = document.getElementById('app');
 if (root) {
   interceptLinks();
   root.replaceChildren();
-  render(<Dashboard mail={root.dataset.mail === 'on'} />, root);
+  render(<Dashboard mail={MAIL} signedIn={SIGNED_IN} />, root);
+} else if (document.querySelector('[data-live-state]')) {
+  // The live statistics page (rendered by Relay): its figures follow the one stream the tabs share.
+  startLiveFigures();
 }

@@ -3,6 +3,7 @@ import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { renderSVG } from 'uqr';
 import type { Failure } from './api';
+import { SIMULATED, simulatedInWords } from './install';
 import { BASE } from './router';
 
 const NAV: ReadonlyArray<readonly [string, string]> = [
@@ -16,9 +17,24 @@ const NAV: ReadonlyArray<readonly [string, string]> = [
 
 export const Frame = (props: { path: string; email?: string | undefined; children: ComponentChildren }) => (
   <>
-    <a class="skip" href="#main">Skip to content</a>
+    <a
+      class="skip"
+      href="#main"
+      onClick={(event) => {
+        // The focus itself moves to the content (the router would otherwise take the link as a page change).
+        event.preventDefault();
+        document.getElementById('main')?.focus();
+      }}
+    >
+      Skip to content
+    </a>
     <header>
       <a class="brand" href={`${BASE}/apps`}>Relay</a>
+      {SIMULATED.length > 0 && (
+        <span class="badge" data-simulated-badge title="Nothing reaches a real messenger or moves real money">
+          Test mode: {simulatedInWords()} simulated
+        </span>
+      )}
       {props.email !== undefined && (
         <nav aria-label="Dashboard">
           <ul>
@@ -53,26 +69,42 @@ export const ErrorNote = (props: { failure: Failure | undefined; onRetry?: () =>
     </div>
   ) : null;
 
-/** A secret Relay shows once: with a copy button and the warning that it will not be shown again. */
-export const SecretOnce = (props: { label: string; secret: string }) => {
-  const [copied, setCopied] = useState(false);
+/** A button that copies `text` to the clipboard, and says whether it did. */
+export const CopyButton = (props: { text: string; label?: string }) => {
+  const [copied, setCopied] = useState<boolean | undefined>();
   return (
-    <div class="secret" role="status">
-      <p>
-        <strong>{props.label}</strong>: copy it now, it will not be shown again.
-      </p>
-      <code data-secret>{props.secret}</code>
-      <button
-        type="button"
-        onClick={() => {
-          void navigator.clipboard?.writeText(props.secret).then(() => setCopied(true), () => setCopied(false));
-        }}
-      >
-        {copied ? 'Copied' : 'Copy'}
-      </button>
-    </div>
+    <button
+      type="button"
+      onClick={() => {
+        const copying = navigator.clipboard?.writeText(props.text);
+        if (copying) void copying.then(() => setCopied(true), () => setCopied(false));
+        else setCopied(false);
+      }}
+    >
+      {copied === true ? 'Copied' : copied === false ? 'Could not copy: select the text' : (props.label ?? 'Copy')}
+    </button>
   );
 };
+
+/** A secret Relay shows once: with a copy button and the warning that it will not be shown again. */
+export const SecretOnce = (props: { label: string; secret: string }) => (
+  <div class="secret" role="status">
+    <p>
+      <strong>{props.label}</strong>: copy it now, it will not be shown again.
+    </p>
+    <code data-secret>{props.secret}</code>
+    <CopyButton text={props.secret} />
+  </div>
+);
+
+export const NotFound = () => (
+  <section>
+    <h1>Page not found</h1>
+    <p>
+      There is no dashboard page at this address. <a href={`${BASE}/apps`}>Go to your apps</a>.
+    </p>
+  </section>
+);
 
 /** A QR code of `text` (drawn here, nothing fetched), with the text beside it for those who cannot scan. */
 export const Qr = (props: { text: string; label: string }) => (

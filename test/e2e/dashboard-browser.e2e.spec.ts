@@ -4,10 +4,12 @@
  * flow a user has, each with a failed case, and a screenshot of each page at desktop and phone
  * width (test-artifacts/dashboard/).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { browserSkipReason, launchBrowser, screenshots, VIEWPORTS } from '../support/browser.ts';
-import { startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
+import { browserSkipReason, VIEWPORTS } from '../support/browser.ts';
+import { focused, screenshots } from '../support/dashboard-checks.ts';
+import { relayWithBrowser, withRelayAndBrowser } from '../support/dashboard-relay.ts';
+import type { RelayProcess } from '../support/relay-process.ts';
 import { api, createAccount, createApp, createKey, dashboard } from '../support/account-fixture.ts';
 import { FakeSignalCli } from '../support/fake-signal-cli.ts';
 
@@ -21,23 +23,17 @@ const signInLink = async (relay: RelayProcess, email: string) => {
 };
 
 describe.skipIf(skip !== '')('the web dashboard in a browser', () => {
+  const suite = relayWithBrowser({ env: { PAYMENT_PROCESSOR: 'simulator', BILLING_RATE: '150', PAYMENT_POLL_INTERVAL_MS: '200' } });
   let relay: RelayProcess;
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
 
   beforeAll(async () => {
-    relay = await startRelayProcess({ env: { PAYMENT_PROCESSOR: 'simulator', BILLING_RATE: '150', PAYMENT_POLL_INTERVAL_MS: '200' } });
-    browser = await launchBrowser();
+    ({ relay, browser } = suite);
     context = await browser.newContext({ viewport: VIEWPORTS.desktop, baseURL: relay.url });
     context.setDefaultTimeout(15_000);
     page = await context.newPage();
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await relay?.stop();
-    await relay?.cleanup();
   });
 
   it('shows how to sign in without a mail server, refuses a used link in plain words, and signs in with a fresh one', async () => {
@@ -93,7 +89,9 @@ describe.skipIf(skip !== '')('the web dashboard in a browser', () => {
     await page.getByRole('radio', { name: /Webhook/ }).check();
     await page.getByLabel('Webhook URL').fill('http://127.0.0.1:9/hook');
     await page.getByRole('button', { name: 'Save delivery' }).click();
-    await expect.poll(() => page.getByRole('alert').innerText()).toContain('WEBHOOK_ALLOW_LOCAL');
+    // Beside the field, in words, with the focus on the field it describes.
+    await expect.poll(() => page.locator('#webhook-url-error').innerText().catch(() => '')).toMatch(/^The webhook URL must use https \(an operator allows http with WEBHOOK_ALLOW_LOCAL=true\)$/);
+    await expect.poll(async () => (await focused(page)).id).toBe('webhook-url');
 
     await page.getByLabel('Webhook URL').fill('https://bots.example.com/relay-hook');
     await page.getByRole('button', { name: 'Save delivery' }).click();
@@ -110,12 +108,14 @@ describe.skipIf(skip !== '')('the web dashboard in a browser', () => {
     const group = page.locator('details.group', { hasText: 'Signal group' });
     await group.getByLabel(/Add a contact/).fill('alice');
     await group.getByRole('button', { name: 'Add to the group' }).click();
-    await expect.poll(() => group.getByRole('alert').innerText()).toMatch(/contact/i);
+    await expect.poll(() => group.locator('.field-error').innerText().catch(() => '')).toMatch(/^The contact id is wrong: expected /);
     await group.getByLabel(/Add a contact/).fill('+15550001111');
     await group.getByRole('button', { name: 'Add to the group' }).click();
     await expect.poll(() => group.locator('[data-members]').innerText(), { timeout: 15_000 }).toContain('+15550001111');
     await group.getByRole('button', { name: 'Make admin' }).click();
-    await expect.poll(() => group.locator('[data-members]').innerText(), { timeout: 15_000 }).toContain('admin');
+    // Done once it says so (the members' "Make admin" button holds the word too).
+    await expect.poll(() => group.getByRole('status').innerText(), { timeout: 15_000 }).toMatch(/^Made admin/);
+    await expect.poll(() => group.locator('[data-members] td[data-label="Role"]').innerText(), { timeout: 15_000 }).toBe('admin');
     // Showing the invite link only reads it (issue 47); turning it on is a button of its own.
     await group.getByRole('button', { name: 'Show the invite link' }).click();
     await expect.poll(() => group.getByRole('status').innerText(), { timeout: 15_000 }).toContain('The group has no invite link yet');
@@ -132,7 +132,7 @@ describe.skipIf(skip !== '')('the web dashboard in a browser', () => {
     await page.getByLabel('Header name').fill('X Relay Key');
     await page.getByLabel('Webhook URL').fill('https://bots.example.com/relay-hook');
     await page.getByRole('button', { name: 'Create key' }).click();
-    await expect.poll(() => page.getByRole('alert').innerText()).toContain('Invalid webhookAuthHeaderName: must be an HTTP header name');
+    await expect.poll(() => page.locator('#key-header-error').innerText().catch(() => '')).toContain('The header name must be an HTTP header name');
 
     const made: string[] = [];
     for (const [type, name] of [
@@ -158,31 +158,50 @@ describe.skipIf(skip !== '')('the web dashboard in a browser', () => {
     expect(await page.locator('[data-secret]').count()).toBe(0);
   });
 
-  it('saves notification preferences and starts linking a messenger contact', async () => {
+  it('offers no channel that cannot reach the user, links a Signal contact, then saves an alert on Signal', async () => {
     await page.getByRole('link', { name: 'Notifications' }).click();
-    const box = page.getByRole('checkbox', { name: 'Invoices by E-mail' });
-    await expect.poll(() => box.isVisible()).toBe(true);
-    const was = await box.isChecked();
-    await box.setChecked(!was);
-    await page.getByRole('button', { name: 'Save preferences' }).click();
-    await expect.poll(() => page.getByRole('status').first().innerText()).toBe('Preferences saved.');
-    await page.reload();
-    await expect.poll(() => page.getByRole('checkbox', { name: 'Invoices by E-mail' }).isChecked()).toBe(!was);
+    const email = page.getByRole('checkbox', { name: 'Invoices by E-mail' });
+    const signal = page.getByRole('checkbox', { name: 'Invoices by Signal' });
+    await expect.poll(() => email.isVisible()).toBe(true);
+    // No mail server here, and no contact linked yet: neither is offered, and each says why.
+    expect([await email.isDisabled(), await email.isChecked(), await signal.isDisabled()]).toEqual([true, false, true]);
+    const hints = await page.locator('[data-channel-hints]').innerText();
+    expect(hints).toContain('E-mail is not offered: this Relay has no mail server');
+    expect(hints).toContain('Signal: link a Signal contact of yours below to get alerts there.');
+
     await page.getByRole('button', { name: 'Link a contact' }).click();
     await expect.poll(() => page.locator('[data-command]').innerText()).toMatch(/^\/link [0-9A-Z]{4}-[0-9A-Z]{4}$/);
     await screenshots(page, 'notifications');
+    const command = await page.locator('[data-command]').innerText();
+    const appId = await page.evaluate(async () => ((await (await fetch('/dashboard/api/dashboard/apps')).json()) as { items: Array<{ id: string }> }).items[0]!.id);
+    const sent = await relay.cli(['simulate', 'inbound', '--app', appId, '--messenger', 'signal', '--contact', '+15550009999', '--text', command]);
+    expect(sent.code, sent.stderr).toBe(0);
+    await expect.poll(() => page.getByRole('status').first().innerText(), { timeout: 15_000 }).toBe('The contact is linked.');
+    await expect.poll(() => signal.isDisabled()).toBe(false);
+    const was = await signal.isChecked();
+    await signal.setChecked(!was);
+    await page.getByRole('button', { name: 'Save preferences' }).click();
+    await expect.poll(() => page.getByRole('status').first().innerText()).toBe('Preferences saved.');
+    await page.reload();
+    await expect.poll(() => signal.isChecked()).toBe(!was);
   });
 
   it('buys the paid plan through an invoice whose QR code is shown, and follows it from pending to confirming to paid', async () => {
     await page.getByRole('link', { name: 'Billing' }).click();
     await expect.poll(() => page.getByRole('button', { name: 'Make an invoice' }).isVisible()).toBe(true);
-    expect(await page.locator('[data-tier]').innerText()).toContain('free');
+    expect(await page.locator('[data-tier]').innerText()).toContain('Free');
     await page.getByRole('button', { name: 'Make an invoice' }).click();
     await expect.poll(() => page.locator('[data-status]').first().getAttribute('data-status')).toBe('pending');
     expect(await page.getByRole('img', { name: /QR code to pay/ }).count()).toBe(1);
     const uri = await page.locator('.qr figcaption code').innerText();
     const invoices = await page.evaluate(async () => (await (await fetch('/dashboard/api/dashboard/invoices')).json()) as { items: Array<{ paymentUri: string }> });
     expect(uri).toBe(invoices.items[0]!.paymentUri);
+    // The plan in words, the URI as a wallet link, and a button that copies it.
+    expect(await page.locator('[data-invoice]').first().innerText()).toMatch(/^Paid, monthly: /);
+    expect([uri, await page.locator('[data-wallet-link]').getAttribute('href')]).toEqual([expect.stringMatching(/^[a-z][a-z0-9+.-]*:/), uri]);
+    await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+    await page.getByRole('button', { name: 'Copy the payment URI' }).click();
+    await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(uri);
     await screenshots(page, 'billing');
     const invoiceId = await page.locator('[data-invoice]').first().getAttribute('data-invoice');
     const paid = await relay.cli(['simulate', 'pay', '--invoice', invoiceId!, '--confirmations', '0']);
@@ -191,7 +210,9 @@ describe.skipIf(skip !== '')('the web dashboard in a browser', () => {
     const txid = /[0-9a-f]{64}/.exec(paid.stdout)?.[0];
     expect((await relay.cli(['simulate', 'confirm', '--txid', txid!, '--confirmations', '10'])).code).toBe(0);
     await expect.poll(() => page.locator('[data-status]').first().getAttribute('data-status'), { timeout: 20_000 }).toBe('paid');
-    await expect.poll(() => page.locator('[data-tier]').innerText()).toContain('paid');
+    await expect.poll(() => page.locator('[data-tier]').innerText()).toContain('Paid');
+    // Nothing to buy while the paid time runs.
+    expect([await page.getByRole('heading', { name: 'Buy the paid plan' }).count(), await page.locator('[data-paying]').innerText()]).toEqual([0, expect.stringMatching(/^You are on the paid plan until /)]);
   });
 
   it('shows the recovery code once, says another user’s app is not found, and signs out everywhere', async () => {
@@ -240,9 +261,7 @@ describe.skipIf(skip !== '')('the web dashboard in a browser', () => {
 
 describe.skipIf(skip !== '')('the statistics pages in a browser', () => {
   it('show the numbers the traffic caused (send N, deliver M, fail K), per app, and follow new traffic live', async () => {
-    const relay = await startRelayProcess();
-    const browser = await launchBrowser();
-    try {
+    await withRelayAndBrowser({}, async (relay, browser) => {
       const account = await createAccount(relay, 'stats@example.com');
       const { appId } = await createApp(relay, account, ['signal'], 'Stats bot');
       const key = (await createKey(relay, account, [appId])).secret;
@@ -291,20 +310,14 @@ describe.skipIf(skip !== '')('the statistics pages in a browser', () => {
       expect({ status: anonymous.status, location: anonymous.headers.get('location') }).toEqual({ status: 303, location: '/dashboard' });
       // The interface's 404 for statistics under the account API's prefix still holds.
       expect((await fetch(`${relay.url}/dashboard/api/dashboard/stats`, { headers: { cookie: account.cookie } })).status).toBe(404);
-    } finally {
-      await browser.close();
-      await relay.stop();
-      await relay.cleanup();
-    }
+    });
   });
 });
 
 describe.skipIf(skip !== '')('linking a Signal account from the dashboard', () => {
   it('shows the QR code of the link signal-cli gives, binds the account the phone linked, and refuses another user’s app-messenger', async () => {
     const daemon = await new FakeSignalCli({ keepAliveMs: 200 }).start();
-    const relay = await startRelayProcess({ env: { SIGNAL_CLI_URL: daemon.httpUrl } });
-    const browser = await launchBrowser();
-    try {
+    await withRelayAndBrowser({ env: { SIGNAL_CLI_URL: daemon.httpUrl } }, async (relay, browser) => {
       const account = await createAccount(relay, 'signal-owner@example.com');
       const created = await dashboard(relay, account, 'POST', '/apps', { name: 'Signal bot', protocol: ['signal'] });
       const appMessengerId = created.body.messengers[0].id as string;
@@ -333,33 +346,23 @@ describe.skipIf(skip !== '')('linking a Signal account from the dashboard', () =
       // Once linked, the page reloads the app: the bot's address is the account, and the link panel is gone.
       await expect.poll(() => page.locator('tr[data-messenger="signal"] code').innerText().catch(() => ''), { timeout: 15_000 }).toBe('+15550004444');
       expect(await page.locator('[data-signal-link]').count()).toBe(0);
-    } finally {
-      await browser.close();
-      await relay.stop();
-      await relay.cleanup();
-      await daemon.close();
-    }
+    }).finally(() => daemon.close());
   });
 });
 
 describe.skipIf(skip !== '')('the web dashboard when the account backend does not answer', () => {
   it('shows the 502 in plain words with a retry hint, never a blank page', async () => {
-    const relay = await startRelayProcess({ role: 'api', env: { DASHBOARD_BACKEND_URL: 'http://127.0.0.1:9' } });
-    const browser = await launchBrowser();
-    try {
+    await withRelayAndBrowser({ role: 'api', env: { DASHBOARD_BACKEND_URL: 'http://127.0.0.1:9' } }, async (relay, browser) => {
       const context = await browser.newContext({ baseURL: relay.url });
-      // A session cookie, so that the proxy forwards the call (without one it answers 400 itself).
-      await context.addCookies([{ name: 'relay_session', value: 'a'.repeat(43), url: relay.url }]);
+      // A live session (the page asks the account API only for one; without it the proxy answers 400 itself).
+      const account = await createAccount(relay, 'backend-down@example.com');
+      await context.addCookies([{ name: 'relay_session', value: account.session, url: relay.url }]);
       const page = await context.newPage();
       page.setDefaultTimeout(15_000);
       await page.goto('/dashboard/apps');
       await expect.poll(() => page.getByRole('alert').innerText()).toContain('did not answer (502). Try again in a moment.');
       expect(await page.getByRole('button', { name: 'Try again' }).isVisible()).toBe(true);
       await screenshots(page, 'backend-down');
-    } finally {
-      await browser.close();
-      await relay.stop();
-      await relay.cleanup();
-    }
+    });
   });
 });

@@ -2,7 +2,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, run, type Failure } from '../api';
 import type { components } from '../api/account-api';
+import { FormError, TextField, useFormErrors, withinLimits } from '../forms';
 import { ErrorNote, SecretOnce, when } from '../ui';
+import { NAME_LIMIT } from './apps';
 
 export const Account = (props: { user: components['schemas']['User']; onSignedOut: () => void; onRenamed: () => void }) => {
   const [failure, setFailure] = useState<Failure | undefined>();
@@ -10,6 +12,7 @@ export const Account = (props: { user: components['schemas']['User']; onSignedOu
   const [code, setCode] = useState<string | undefined>();
   const [sessions, setSessions] = useState<Array<{ sessionId: string; startedAt: string; expiresAt: string; current?: boolean }>>([]);
   const [said, setSaid] = useState<string | undefined>();
+  const errors = useFormErrors('rename', { name: 'user-name' });
 
   const loadSessions = async () => {
     const outcome = await run(api.GET('/dashboard/auth/sessions'));
@@ -19,9 +22,11 @@ export const Account = (props: { user: components['schemas']['User']; onSignedOu
 
   const rename = async (event: Event) => {
     event.preventDefault();
-    setFailure(undefined);
+    errors.clear();
+    setSaid(undefined);
+    if (!withinLimits(errors, [['user-name', name, NAME_LIMIT]])) return;
     const outcome = await run(api.POST('/dashboard/api/dashboard/user', { body: { name } }));
-    if (!outcome.ok) return setFailure(outcome.failure);
+    if (!outcome.ok) return errors.show(outcome.failure);
     setSaid('Name saved.');
     props.onRenamed();
   };
@@ -47,10 +52,10 @@ export const Account = (props: { user: components['schemas']['User']; onSignedOu
       <p>
         Signed in as <strong>{props.user.email}</strong>.
       </p>
-      <form onSubmit={rename}>
-        <label for="user-name">Name</label>
-        <input id="user-name" required maxLength={100} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+      <form onSubmit={rename} noValidate>
+        <TextField id="user-name" label="Name" required value={name} onValue={setName} errors={errors} limit={NAME_LIMIT} />
         <button type="submit">Save name</button>
+        <FormError errors={errors} />
       </form>
       <h2>Recovery code</h2>
       <p>If you can no longer read your mail, the recovery code signs you in once. Keep it somewhere safe.</p>

@@ -1,13 +1,17 @@
 /**
  * One app: each app-messenger's bot address (a QR code for SimpleX and Session addresses),
  * status and health, enabling and disabling it, delivery by poll or webhook (the signing secret
- * shown once), the group of each app-messenger, and deleting the app.
+ * shown once), the group of each app-messenger, and deleting the app. Status and health follow
+ * by themselves: the app is read again every few seconds while the page is seen.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api, run, type Failure } from '../api';
 import type { components } from '../api/account-api';
+import { SIMULATED } from '../install';
 import { BASE, navigate } from '../router';
 import { ErrorNote, Loading, Qr, SecretOnce } from '../ui';
+import { useWhileVisible } from '../visible';
+import { Delivery } from './delivery';
 import { Group } from './group';
 import { SignalLink } from './signal-link';
 
@@ -16,18 +20,24 @@ type AppMessenger = components['schemas']['AppMessenger'];
 
 const NAMES = { signal: 'Signal', simplex: 'SimpleX', session: 'Session' } as const;
 const HEALTH = { ok: 'healthy', 'daemon-unreachable': 'the messenger daemon cannot be reached', 'account-missing': 'the bot’s account is missing from the daemon' } as const;
+const STATUS = { processing: 'being set up', active: 'active', disabled: 'disabled' } as const;
+/** How often the app is read again while the page is seen: its status and health are then at most this old. */
+export const APP_REFRESH_MS = 4000;
 
 export const AppDetail = (props: { appId: string; onFailure: (failure: Failure) => void }) => {
   const [app, setApp] = useState<App | null | undefined>();
   const [failure, setFailure] = useState<Failure | undefined>();
   const [signingSecret, setSigningSecret] = useState<string | undefined>();
 
-  const load = async () => {
+  const load = async (quietly = false) => {
     const outcome = await run(api.GET('/dashboard/api/dashboard/apps'));
     if (outcome.ok) setApp(outcome.data.items.find((a) => a.id === props.appId) ?? null);
-    else (outcome.failure.signedOut ? props.onFailure : setFailure)(outcome.failure);
+    else if (outcome.failure.signedOut) props.onFailure(outcome.failure);
+    else if (!quietly) setFailure(outcome.failure);
   };
   useEffect(() => void load(), [props.appId]);
+  // A read that fails now and then is not shown: the next one follows soon.
+  useWhileVisible(() => void load(true), APP_REFRESH_MS);
 
   if (app === undefined) return failure ? <ErrorNote failure={failure} onRetry={load} /> : <Loading />;
   if (app === null)
@@ -58,7 +68,7 @@ export const AppDetail = (props: { appId: string; onFailure: (failure: Failure) 
     <section aria-labelledby="app-name">
       <h1 id="app-name">{app.name}</h1>
       <p class="muted">
-        appId <code>{app.id}</code>
+        appId <code>{app.id}</code> · <a href={`${BASE}/keys?app=${encodeURIComponent(app.id)}`}>Make an API key for this app</a>
       </p>
       <ErrorNote failure={failure} onRetry={load} />
       <h2>Messengers</h2>
@@ -78,13 +88,15 @@ export const AppDetail = (props: { appId: string; onFailure: (failure: Failure) 
           {app.messengers.map((m) => (
             <tr key={m.id} data-messenger={m.messenger}>
               <th scope="row">{NAMES[m.messenger]}</th>
-              <td>{m.address ? <code>{m.address}</code> : <span class="muted">not provisioned yet</span>}</td>
-              <td data-status>{m.status}</td>
-              <td data-health>
+              <td data-label="Bot address">{m.address ? <code>{m.address}</code> : <span class="muted">{addressPending(m)}</span>}</td>
+              <td data-label="Status" data-status={m.status}>
+                {STATUS[m.status]}
+              </td>
+              <td data-label="Health" data-health>
                 {HEALTH[m.health]}
                 {m.healthReason && <span class="muted"> ({m.healthReason})</span>}
               </td>
-              <td>
+              <td data-label="Change">
                 {m.status === 'active' && (
                   <button type="button" onClick={() => setStatus(m, 'disabled')}>
                     Disable {NAMES[m.messenger]}
@@ -103,12 +115,15 @@ export const AppDetail = (props: { appId: string; onFailure: (failure: Failure) 
       {app.messengers
         .filter((m) => m.address && m.messenger !== 'signal')
         .map((m) => (
-          <Qr key={m.id} text={m.address!} label={`QR code of the ${NAMES[m.messenger]} bot's address`} />
+          <section key={m.id} aria-labelledby={`qr-${m.id}`} data-bot-qr={m.messenger}>
+            <h3 id={`qr-${m.id}`}>{NAMES[m.messenger]}: scan to write to the bot</h3>
+            <Qr text={m.address!} label={`QR code of the ${NAMES[m.messenger]} bot's address`} />
+          </section>
         ))}
       {app.messengers
-        .filter((m) => m.messenger === 'signal' && m.address === null)
+        .filter((m) => m.messenger === 'signal' && m.address === null && !SIMULATED.includes('signal'))
         .map((m) => (
-          <SignalLink key={m.id} appMessengerId={m.id} onLinked={load} />
+          <SignalLink key={m.id} appMessengerId={m.id} onChanged={() => load(true)} />
         ))}
       <Delivery
         app={app}
@@ -116,7 +131,6 @@ export const AppDetail = (props: { appId: string; onFailure: (failure: Failure) 
           setApp(saved);
           setSigningSecret(secret);
         }}
-        onFailure={setFailure}
       />
       {signingSecret && <SecretOnce label="Webhook signing secret" secret={signingSecret} />}
       {app.messengers.map((m) => (
@@ -130,78 +144,6 @@ export const AppDetail = (props: { appId: string; onFailure: (failure: Failure) 
   );
 };
 
-const Delivery = (props: { app: App; onSaved: (app: App, signingSecret: string | undefined) => void; onFailure: (failure: Failure | undefined) => void }) => {
-  const { app } = props;
-  const [type, setType] = useState(app.deliveryType);
-  const [url, setUrl] = useState(app.webhookUrl ?? '');
-  const [authType, setAuthType] = useState<'none' | 'bearer' | 'header'>(app.webhookAuthType ?? 'none');
-  const [secret, setSecret] = useState('');
-  const [header, setHeader] = useState(app.webhookAuthHeaderName ?? '');
-
-  const save = async (event: Event, rotate = false) => {
-    event.preventDefault();
-    props.onFailure(undefined);
-    const webhook =
-      type === 'webhook'
-        ? {
-            webhookUrl: url,
-            webhookAuthType: authType === 'none' ? null : authType,
-            ...(secret ? { webhookAuthSecret: secret } : {}),
-            ...(authType === 'header' ? { webhookAuthHeaderName: header } : {}),
-          }
-        : {};
-    const outcome = await run(api.POST('/dashboard/api/dashboard/apps/update', { body: { appId: app.id, deliveryType: type, ...webhook, ...(rotate ? { rotateWebhookSigningSecret: true } : {}) } }));
-    if (!outcome.ok) return props.onFailure(outcome.failure);
-    setSecret('');
-    props.onSaved(outcome.data, outcome.data.webhookSigningSecret);
-  };
-
-  return (
-    <form onSubmit={(e) => save(e)} aria-labelledby="delivery">
-      <h2 id="delivery">Delivery</h2>
-      <fieldset>
-        <legend>How your bot gets what contacts write</legend>
-        <label class="inline">
-          <input type="radio" name="delivery" value="poll" checked={type === 'poll'} onChange={() => setType('poll')} /> Poll (<code>GET /api/v1/messages/poll</code>)
-        </label>
-        <label class="inline">
-          <input type="radio" name="delivery" value="webhook" checked={type === 'webhook'} onChange={() => setType('webhook')} /> Webhook (Relay posts each message to your URL)
-        </label>
-      </fieldset>
-      {type === 'webhook' && (
-        <>
-          <label for="webhook-url">Webhook URL</label>
-          <input id="webhook-url" type="url" required value={url} onInput={(e) => setUrl((e.target as HTMLInputElement).value)} />
-          <label for="webhook-auth">How Relay authenticates to your URL</label>
-          <select id="webhook-auth" value={authType} onChange={(e) => setAuthType((e.target as HTMLSelectElement).value as 'none' | 'bearer' | 'header')}>
-            <option value="none">Only the signature</option>
-            <option value="bearer">Bearer token</option>
-            <option value="header">A header of your choice</option>
-          </select>
-          {authType === 'header' && (
-            <>
-              <label for="webhook-header">Header name</label>
-              <input id="webhook-header" required value={header} onInput={(e) => setHeader((e.target as HTMLInputElement).value)} />
-            </>
-          )}
-          {authType !== 'none' && (
-            <>
-              <label for="webhook-secret">{app.hasWebhookAuthSecret ? 'New secret (leave empty to keep the one set)' : 'Secret'}</label>
-              <input id="webhook-secret" type="password" autocomplete="off" value={secret} onInput={(e) => setSecret((e.target as HTMLInputElement).value)} />
-            </>
-          )}
-          <p class="muted">
-            Deliveries are signed the Standard Webhooks way.{' '}
-            {app.hasWebhookSigningSecret ? 'The signing secret was shown when it was made.' : 'Relay makes the signing secret when you save, and shows it once.'}
-          </p>
-        </>
-      )}
-      <button type="submit">Save delivery</button>
-      {type === 'webhook' && app.hasWebhookSigningSecret && (
-        <button type="button" onClick={(e) => save(e, true)}>
-          Rotate the signing secret
-        </button>
-      )}
-    </form>
-  );
-};
+/** What stands in for a bot address not there yet: the simulator makes one at once, a Signal daemon's bot is linked or bound. */
+const addressPending = (m: AppMessenger) =>
+  m.messenger === 'signal' && !SIMULATED.includes('signal') ? 'no Signal account yet: link one below' : 'being set up…';

@@ -3,16 +3,20 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, run, type Failure } from '../api';
 import type { components } from '../api/account-api';
 import { BASE, navigate } from '../router';
+import { FieldError, FormError, TextField, useFormErrors, withinLimits } from '../forms';
 import { ErrorNote, Loading } from '../ui';
 
 type App = components['schemas']['App'];
 const MESSENGERS = ['signal', 'simplex', 'session'] as const;
+/** The account API's limit of a name (domain/shared/text.ts). */
+export const NAME_LIMIT = 100;
 
 export const Apps = (props: { onFailure: (failure: Failure) => void }) => {
   const [apps, setApps] = useState<App[] | undefined>();
   const [failure, setFailure] = useState<Failure | undefined>();
   const [name, setName] = useState('');
   const [chosen, setChosen] = useState<Set<string>>(new Set(['signal', 'simplex']));
+  const errors = useFormErrors('new-app', { name: 'app-name', protocol: 'app-messengers' });
 
   const load = async () => {
     setFailure(undefined);
@@ -24,10 +28,11 @@ export const Apps = (props: { onFailure: (failure: Failure) => void }) => {
 
   const create = async (event: Event) => {
     event.preventDefault();
-    setFailure(undefined);
+    errors.clear();
+    if (!withinLimits(errors, [['app-name', name, NAME_LIMIT]])) return;
     const protocol = MESSENGERS.filter((m) => chosen.has(m));
     const outcome = await run(api.POST('/dashboard/api/dashboard/apps', { body: { name, protocol } }));
-    if (!outcome.ok) return setFailure(outcome.failure);
+    if (!outcome.ok) return errors.show(outcome.failure);
     navigate(`${BASE}/apps/${outcome.data.id}`);
   };
 
@@ -53,10 +58,9 @@ export const Apps = (props: { onFailure: (failure: Failure) => void }) => {
         </ul>
       )}
       <h2>New app</h2>
-      <form onSubmit={create}>
-        <label for="app-name">Name</label>
-        <input id="app-name" required maxLength={100} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-        <fieldset>
+      <form onSubmit={create} noValidate>
+        <TextField id="app-name" label="Name" required value={name} onValue={setName} errors={errors} limit={NAME_LIMIT} />
+        <fieldset id="app-messengers" tabIndex={-1} aria-describedby={errors.of('app-messengers') ? 'app-messengers-error' : undefined}>
           <legend>Messengers</legend>
           {MESSENGERS.map((m) => (
             <label key={m} class="inline">
@@ -76,7 +80,9 @@ export const Apps = (props: { onFailure: (failure: Failure) => void }) => {
             </label>
           ))}
         </fieldset>
+        <FieldError errors={errors} id="app-messengers" />
         <button type="submit">Create app</button>
+        <FormError errors={errors} />
       </form>
     </section>
   );

@@ -1,7 +1,11 @@
-/** The paid plan: the operator's plans and assets, the user's invoices, a new one (QR code of its payment URI) watched from pending to paid. */
+/**
+ * The paid plan: the operator's plans and assets, the user's invoices, a new one (QR code of its
+ * payment URI, the URI as a wallet link with a copy button) watched from pending to paid. The
+ * paid plan is offered only while the user is not on it.
+ */
 import { useEffect, useState } from 'preact/hooks';
 import { api, run, type Failure } from '../api';
-import { ErrorNote, Loading, Qr, when } from '../ui';
+import { CopyButton, ErrorNote, Loading, Qr, when } from '../ui';
 
 type Config = { currency: string; assets: Array<{ asset: string; network: string; rate: string; requiredConfirmations: number }>; plans: Array<{ id: 'free' | 'paid-monthly' | 'paid-annual'; tier: string; period: string | null; price: string; sendPerMinute: number }> };
 type Invoices = Awaited<ReturnType<typeof listInvoices>>;
@@ -15,6 +19,10 @@ const STATUS: Record<Invoice['status'], string> = {
   cancelled: 'cancelled',
   expired: 'expired',
 };
+
+const PLANS: Record<string, string> = { free: 'Free', paid: 'Paid', 'paid-monthly': 'Paid, monthly', 'paid-annual': 'Paid, yearly' };
+/** A plan or tier in words: `paid-monthly` → "Paid, monthly" (an unknown one spelt out the same way). */
+const planName = (id: string) => PLANS[id] ?? id.split('-').map((word, i) => (i === 0 ? word.charAt(0).toUpperCase() + word.slice(1) : word)).join(', ');
 
 export const Billing = (props: { onFailure: (failure: Failure) => void }) => {
   const [config, setConfig] = useState<Config | null | undefined>();
@@ -60,6 +68,8 @@ export const Billing = (props: { onFailure: (failure: Failure) => void }) => {
 
   if (invoices === undefined) return failure ? <ErrorNote failure={failure} onRetry={load} /> : <Loading />;
   const paidPlans = config?.plans.filter((p) => p.tier === 'paid') ?? [];
+  // On the paid plan (or paid time still running), there is nothing to buy until it ends.
+  const paying = subscription !== undefined && (subscription.tier === 'paid' || (subscription.paidUntil !== null && new Date(subscription.paidUntil).getTime() > Date.now()));
 
   return (
     <section aria-labelledby="billing">
@@ -67,12 +77,16 @@ export const Billing = (props: { onFailure: (failure: Failure) => void }) => {
       <ErrorNote failure={failure} onRetry={load} />
       {subscription && (
         <p data-tier>
-          Your plan: <strong>{subscription.tier}</strong>
+          Your plan: <strong>{planName(subscription.tier)}</strong>
           {subscription.paidUntil ? `, paid until ${when(subscription.paidUntil)}` : ''}.
         </p>
       )}
       {config === null || (config && config.assets.length === 0) ? (
         <p class="note">This Relay takes no payments: its operator has not set up billing.</p>
+      ) : paying ? (
+        <p class="note" data-paying>
+          You are on the paid plan{subscription?.paidUntil ? ` until ${when(subscription.paidUntil)}` : ''}: nothing to buy until it ends.
+        </p>
       ) : config ? (
         <form onSubmit={buy}>
           <h2>Buy the paid plan</h2>
@@ -80,7 +94,7 @@ export const Billing = (props: { onFailure: (failure: Failure) => void }) => {
             <legend>Plan</legend>
             {paidPlans.map((plan) => (
               <label key={plan.id} class="inline">
-                <input type="radio" name="plan" value={plan.id} checked={choice.planId === plan.id} onChange={() => setChoice({ ...choice, planId: plan.id as 'paid-monthly' | 'paid-annual' })} /> {plan.period}:{' '}
+                <input type="radio" name="plan" value={plan.id} checked={choice.planId === plan.id} onChange={() => setChoice({ ...choice, planId: plan.id as 'paid-monthly' | 'paid-annual' })} /> {planName(plan.id)}:{' '}
                 {plan.price} {config.currency} ({plan.sendPerMinute} messages a minute)
               </label>
             ))}
@@ -104,12 +118,18 @@ export const Billing = (props: { onFailure: (failure: Failure) => void }) => {
           {invoices.map((inv) => (
             <li key={inv.invoiceId} data-invoice={inv.invoiceId}>
               <p>
-                {inv.planId}: {inv.price} {inv.currency} = <strong>{inv.amount} {inv.asset}</strong> — <span data-status={inv.status}>{STATUS[inv.status]}</span>
+                {planName(inv.planId)}: {inv.price} {inv.currency} = <strong>{inv.amount} {inv.asset}</strong> — <span data-status={inv.status}>{STATUS[inv.status]}</span>
                 {inv.status === 'confirming' ? ` (${inv.requiredConfirmations} confirmations needed)` : ''}
               </p>
               {inv.status === 'pending' && (
                 <>
                   <Qr text={inv.paymentUri} label={`QR code to pay ${inv.amount} ${inv.asset}`} />
+                  <p>
+                    <a href={inv.paymentUri} data-wallet-link>
+                      Pay with a wallet app on this device
+                    </a>{' '}
+                    <CopyButton text={inv.paymentUri} label="Copy the payment URI" />
+                  </p>
                   <p class="muted">Pay before {when(inv.expiresAt)}.</p>
                   <button type="button" onClick={() => cancel(inv)}>
                     Cancel this invoice

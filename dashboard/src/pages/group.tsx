@@ -1,14 +1,33 @@
-/** The group of one app-messenger: its members and roles, adding, removing, admins, and the invite link. */
+/**
+ * The group of one app-messenger: its members and roles, adding, removing, admins, and the invite
+ * link. Session has no groups in Relay (its Session bot talks one to one): its panel says so.
+ */
 import { useState } from 'preact/hooks';
 import { api, run, type Failure } from '../api';
 import type { components } from '../api/account-api';
+import { FormError, TextField, useFormErrors, withinLimits } from '../forms';
 import { ErrorNote, Qr } from '../ui';
+
+/** The account API's limit of a contact id (domain/shared/text.ts). */
+const CONTACT_LIMIT = 256;
 
 type Members = components['schemas']['GroupMembers'];
 type Change = '/dashboard/api/dashboard/group/members/add' | '/dashboard/api/dashboard/group/members/remove' | '/dashboard/api/dashboard/group/promote-admin' | '/dashboard/api/dashboard/group/demote-admin';
 
-export const Group = (props: { messenger: components['schemas']['AppMessenger']; name: string }) => {
+export const Group = (props: { messenger: components['schemas']['AppMessenger']; name: string }) =>
+  props.messenger.messenger === 'session' ? (
+    <details class="group" data-group="session">
+      <summary>Session group</summary>
+      <p>Session groups are not supported: Relay’s Session bot writes to each contact one to one, so there are no members to add and no invite link.</p>
+    </details>
+  ) : (
+    <MessengerGroup {...props} />
+  );
+
+const MessengerGroup = (props: { messenger: components['schemas']['AppMessenger']; name: string }) => {
   const appMessengerId = props.messenger.id;
+  const addField = `add-${appMessengerId}`;
+  const adding = useFormErrors(addField, { contactId: addField });
   const [members, setMembers] = useState<Members | undefined>();
   const [failure, setFailure] = useState<Failure | undefined>();
   const [contactId, setContactId] = useState('');
@@ -22,13 +41,19 @@ export const Group = (props: { messenger: components['schemas']['AppMessenger'];
     else setFailure(outcome.failure);
   };
 
-  const change = async (path: Change, contact: string, done: string) => {
+  /** Changes the group; true when done. A failure is shown beside the form that asked (the add form), or above the members. */
+  const change = async (path: Change, contact: string, done: string, report: (failure: Failure) => void = setFailure) => {
     setFailure(undefined);
+    adding.clear();
     setSaid(undefined);
     const outcome = await run(api.POST(path, { body: { appMessengerId, contactId: contact } }));
-    if (!outcome.ok) return setFailure(outcome.failure);
+    if (!outcome.ok) {
+      report(outcome.failure);
+      return false;
+    }
     setSaid(outcome.data && typeof outcome.data === 'object' && 'status' in outcome.data && outcome.data.status === 'pending' ? `${done}: waiting for ${props.name} to confirm.` : `${done}.`);
     await load();
+    return true;
   };
 
   // Reading the link changes nothing; turning it on is a POST of Relay's own (same-origin).
@@ -74,12 +99,12 @@ export const Group = (props: { messenger: components['schemas']['AppMessenger'];
               <tbody>
                 {members.members.map((m) => (
                   <tr key={m.contactId}>
-                    <td>
+                    <td data-label="Contact">
                       <code>{m.contactId}</code>
                     </td>
-                    <td>{m.role}</td>
-                    <td>{m.status}</td>
-                    <td>
+                    <td data-label="Role">{m.role}</td>
+                    <td data-label="Status">{m.status}</td>
+                    <td data-label="Change">
                       {m.role === 'member' ? (
                         <button type="button" onClick={() => change('/dashboard/api/dashboard/group/promote-admin', m.contactId, 'Made admin')}>
                           Make admin
@@ -99,14 +124,17 @@ export const Group = (props: { messenger: components['schemas']['AppMessenger'];
             </table>
           )}
           <form
+            noValidate
             onSubmit={(e) => {
               e.preventDefault();
-              void change('/dashboard/api/dashboard/group/members/add', contactId, 'Added').then(() => setContactId(''));
+              if (!withinLimits(adding, [[addField, contactId, CONTACT_LIMIT]])) return;
+              // The contact id is kept when it is refused, to be corrected.
+              void change('/dashboard/api/dashboard/group/members/add', contactId, 'Added', adding.show).then((done) => done && setContactId(''));
             }}
           >
-            <label for={`add-${appMessengerId}`}>Add a contact (their {props.name} contact id)</label>
-            <input id={`add-${appMessengerId}`} required value={contactId} onInput={(e) => setContactId((e.target as HTMLInputElement).value)} />
+            <TextField id={addField} label={`Add a contact (their ${props.name} contact id)`} required value={contactId} onValue={setContactId} errors={adding} limit={CONTACT_LIMIT} />
             <button type="submit">Add to the group</button>
+            <FormError errors={adding} />
           </form>
           <button type="button" onClick={showInvite}>
             Show the invite link

@@ -1,39 +1,66 @@
-/** API keys: the user's credentials (secrets redacted), a new one of each type (its secret shown once), deleting one. */
+/**
+ * API keys: the user's credentials (secrets redacted), a new one of each type (its secret shown
+ * once), deleting one. A new key starts with the app it is asked for ticked (`?app=`), or the only
+ * app there is; a key with no app is refused before it is sent.
+ */
 import { useEffect, useState } from 'preact/hooks';
 import { api, run, type Failure } from '../api';
 import type { components } from '../api/account-api';
+import { FieldError, FormError, TextField, useFormErrors, webhookUrlProblem, withinLimits } from '../forms';
 import { ErrorNote, Loading, SecretOnce, when } from '../ui';
 
 type Credential = components['schemas']['Credential'];
 type App = components['schemas']['App'];
 type KeyType = Credential['type'];
 
-const TYPES: ReadonlyArray<readonly [KeyType, string]> = [
-  ['api-key', 'API key (Authorization: Bearer or X-API-Key)'],
-  ['webhook-bearer', 'Webhook key (Authorization: Bearer only)'],
-  ['webhook-header', 'Webhook key in a header of your choice'],
+/** Each type, its name in the list, and what it is for in one line. */
+const TYPES: ReadonlyArray<readonly [KeyType, string, string]> = [
+  ['api-key', 'API key (Authorization: Bearer or X-API-Key)', 'API key: your bot sends and polls with it, in Authorization: Bearer or X-API-Key.'],
+  ['webhook-bearer', 'Webhook key (Authorization: Bearer only)', 'Webhook key (bearer): for a webhook integration at the URL you give; Relay takes it in Authorization: Bearer only.'],
+  ['webhook-header', 'Webhook key in a header of your choice', 'Webhook key in a header: the same, for a tool that cannot set Authorization; Relay takes it only in the header you name.'],
 ];
+const FIELDS = { name: 'key-name', webhookUrl: 'key-webhook-url', webhookAuthHeaderName: 'key-header', appIds: 'key-apps' } as const;
+/** The account API's limits (domain/shared/text.ts). */
+const LIMITS = { name: 100, webhookUrl: 2048, headerName: 64 } as const;
 
-export const Keys = (props: { onFailure: (failure: Failure) => void }) => {
+export const Keys = (props: { app: string | null; onFailure: (failure: Failure) => void }) => {
   const [keys, setKeys] = useState<Credential[] | undefined>();
   const [apps, setApps] = useState<App[]>([]);
   const [failure, setFailure] = useState<Failure | undefined>();
   const [made, setMade] = useState<{ name: string; secret: string } | undefined>();
   const [form, setForm] = useState({ type: 'api-key' as KeyType, name: '', appIds: new Set<string>(), header: '', url: '' });
+  const errors = useFormErrors('key', FIELDS);
 
-  const load = async () => {
+  const load = async (first = false) => {
     setFailure(undefined);
     const [listed, owned] = await Promise.all([run(api.GET('/dashboard/api/dashboard/credentials')), run(api.GET('/dashboard/api/dashboard/apps'))]);
     if (!listed.ok) return (listed.failure.signedOut ? props.onFailure : setFailure)(listed.failure);
     setKeys(listed.data.items);
-    if (owned.ok) setApps(owned.data.items);
+    if (!owned.ok) return;
+    setApps(owned.data.items);
+    // The app asked for, or the only one: ticked from the start.
+    const start = owned.data.items.find((a) => a.id === props.app) ?? (owned.data.items.length === 1 ? owned.data.items[0] : undefined);
+    if (first && start) setForm((f) => ({ ...f, appIds: new Set([start.id]) }));
   };
-  useEffect(() => void load(), []);
+  useEffect(() => void load(true), []);
 
   const create = async (event: Event) => {
     event.preventDefault();
     setFailure(undefined);
+    errors.clear();
     setMade(undefined);
+    if (form.appIds.size === 0)
+      return errors.refuse(FIELDS.appIds, apps.length === 0 ? 'Make an app first: a key works for the apps ticked here.' : 'Tick at least one app: a key works only for the apps ticked here.', apps[0] && `key-app-${apps[0].id}`);
+    if (form.type !== 'api-key') {
+      const problem = webhookUrlProblem(form.url);
+      if (problem) return errors.refuse(FIELDS.webhookUrl, problem);
+    }
+    const limited = [
+      [FIELDS.name, form.name, LIMITS.name],
+      [FIELDS.webhookUrl, form.url, LIMITS.webhookUrl],
+      [FIELDS.webhookAuthHeaderName, form.header, LIMITS.headerName],
+    ] as const;
+    if (!withinLimits(errors, limited)) return;
     const outcome = await run(
       api.POST('/dashboard/api/dashboard/credentials', {
         body: {
@@ -45,7 +72,7 @@ export const Keys = (props: { onFailure: (failure: Failure) => void }) => {
         },
       }),
     );
-    if (!outcome.ok) return setFailure(outcome.failure);
+    if (!outcome.ok) return errors.show(outcome.failure);
     setMade({ name: outcome.data.name, secret: outcome.data.secret });
     setForm({ ...form, name: '' });
     await load();
@@ -86,13 +113,13 @@ export const Keys = (props: { onFailure: (failure: Failure) => void }) => {
           <tbody>
             {keys.map((key) => (
               <tr key={key.credentialId}>
-                <td>{key.name}</td>
-                <td>{key.type}</td>
-                <td>
+                <td data-label="Name">{key.name}</td>
+                <td data-label="Type">{key.type}</td>
+                <td data-label="Key">
                   <code>{key.keyPreview}</code>
                 </td>
-                <td>{key.appIds.map(appName).join(', ')}</td>
-                <td>{when(key.createdAt)}</td>
+                <td data-label="Apps">{key.appIds.map(appName).join(', ')}</td>
+                <td data-label="Made">{when(key.createdAt)}</td>
                 <td>
                   <button type="button" class="danger" onClick={() => remove(key)} aria-label={`Delete the key ${key.name}`}>
                     Delete
@@ -104,36 +131,36 @@ export const Keys = (props: { onFailure: (failure: Failure) => void }) => {
         </table>
       )}
       <h2>New key</h2>
-      <form onSubmit={create}>
+      <form onSubmit={create} noValidate>
         <label for="key-type">Type</label>
-        <select id="key-type" value={form.type} onChange={(e) => setForm({ ...form, type: (e.target as HTMLSelectElement).value as KeyType })}>
+        <select id="key-type" aria-describedby="key-types" value={form.type} onChange={(e) => setForm({ ...form, type: (e.target as HTMLSelectElement).value as KeyType })}>
           {TYPES.map(([value, label]) => (
             <option key={value} value={value}>
               {label}
             </option>
           ))}
         </select>
-        <label for="key-name">Name</label>
-        <input id="key-name" required maxLength={100} value={form.name} onInput={(e) => setForm({ ...form, name: (e.target as HTMLInputElement).value })} />
+        <ul class="hint" id="key-types" data-key-types>
+          {TYPES.map(([value, , line]) => (
+            <li key={value}>{line}</li>
+          ))}
+        </ul>
+        <TextField id={FIELDS.name} label="Name" required value={form.name} onValue={(name) => setForm({ ...form, name })} errors={errors} limit={LIMITS.name} />
         {form.type !== 'api-key' && (
-          <>
-            <label for="key-webhook-url">Webhook URL</label>
-            <input id="key-webhook-url" type="url" required value={form.url} onInput={(e) => setForm({ ...form, url: (e.target as HTMLInputElement).value })} />
-          </>
+          <TextField id={FIELDS.webhookUrl} label="Webhook URL" type="url" required value={form.url} onValue={(url) => setForm({ ...form, url })} errors={errors} limit={LIMITS.webhookUrl} />
         )}
         {form.type === 'webhook-header' && (
-          <>
-            <label for="key-header">Header name</label>
-            <input id="key-header" required value={form.header} onInput={(e) => setForm({ ...form, header: (e.target as HTMLInputElement).value })} />
-          </>
+          <TextField id={FIELDS.webhookAuthHeaderName} label="Header name" required value={form.header} onValue={(header) => setForm({ ...form, header })} errors={errors} limit={LIMITS.headerName} />
         )}
-        <fieldset>
+        <fieldset id={FIELDS.appIds} tabIndex={-1}>
           <legend>Apps this key may use</legend>
           {apps.length === 0 && <p class="muted">Make an app first.</p>}
           {apps.map((app) => (
             <label key={app.id} class="inline">
               <input
                 type="checkbox"
+                id={`key-app-${app.id}`}
+                aria-describedby={errors.of(FIELDS.appIds) ? `${FIELDS.appIds}-error` : undefined}
                 checked={form.appIds.has(app.id)}
                 onChange={(e) => {
                   const appIds = new Set(form.appIds);
@@ -145,8 +172,10 @@ export const Keys = (props: { onFailure: (failure: Failure) => void }) => {
               {app.name}
             </label>
           ))}
+          <FieldError errors={errors} id={FIELDS.appIds} />
         </fieldset>
         <button type="submit">Create key</button>
+        <FormError errors={errors} />
       </form>
     </section>
   );

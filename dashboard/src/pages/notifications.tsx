@@ -1,7 +1,12 @@
-/** Which alerts reach the user on which channel, and the messenger contacts linked to the account (sign-in and alerts). */
+/**
+ * Which alerts reach the user on which channel, and the messenger contacts linked to the account
+ * (sign-in and alerts). A channel that cannot reach the user is not offered: e-mail without a mail
+ * server, a messenger without a linked contact on it (each says why; what is stored is kept).
+ */
 import { useEffect, useState } from 'preact/hooks';
 import { api, run, type Failure } from '../api';
 import type { components } from '../api/account-api';
+import { MAIL } from '../install';
 import { ErrorNote, Loading, when } from '../ui';
 
 type Preferences = components['schemas']['NotificationPreferences'];
@@ -64,6 +69,17 @@ export const Notifications = (props: { onFailure: (failure: Failure) => void }) 
     setSaid('Preferences saved.');
   };
 
+  /** Why a channel cannot reach the user now, or undefined when it can. */
+  const unusable = (channel: string): string | undefined =>
+    channel === 'email'
+      ? MAIL
+        ? undefined
+        : 'E-mail is not offered: this Relay has no mail server (its operator sets SMTP_URL).'
+      : contacts.some((c) => c.messenger === channel)
+        ? undefined
+        : `${CHANNEL[channel]}: link a ${CHANNEL[channel]} contact of yours below to get alerts there.`;
+  const hints = prefs.channels.filter((channel) => unusable(channel));
+
   const toggle = (channel: keyof Preferences['preferences'], category: keyof Preferences['preferences']['email'], on: boolean) =>
     setPrefs({ ...prefs, preferences: { ...prefs.preferences, [channel]: { ...prefs.preferences[channel], [category]: on } } });
 
@@ -86,6 +102,15 @@ export const Notifications = (props: { onFailure: (failure: Failure) => void }) 
       <ErrorNote failure={failure} onRetry={load} />
       {said && <p role="status">{said}</p>}
       <form onSubmit={save}>
+        {hints.length > 0 && (
+          <ul class="hint" data-channel-hints>
+            {hints.map((channel) => (
+              <li key={channel} id={`channel-${channel}-hint`}>
+                {unusable(channel)}
+              </li>
+            ))}
+          </ul>
+        )}
         <table data-preferences>
           <caption>What reaches you where</caption>
           <thead>
@@ -103,11 +128,13 @@ export const Notifications = (props: { onFailure: (failure: Failure) => void }) 
               <tr key={category}>
                 <th scope="row">{CATEGORY[category] ?? category}</th>
                 {prefs.channels.map((channel) => (
-                  <td key={channel}>
+                  <td key={channel} data-label={CHANNEL[channel]}>
                     <input
                       type="checkbox"
                       aria-label={`${CATEGORY[category] ?? category} by ${CHANNEL[channel]}`}
-                      checked={prefs.preferences[channel][category]}
+                      disabled={unusable(channel) !== undefined}
+                      aria-describedby={unusable(channel) ? `channel-${channel}-hint` : undefined}
+                      checked={!unusable(channel) && prefs.preferences[channel][category]}
                       onChange={(e) => toggle(channel, category, (e.target as HTMLInputElement).checked)}
                     />
                   </td>

@@ -2,6 +2,8 @@
  * Linking a Signal account as the bot's identity by scanning a QR code with the Signal app (the
  * `sgnl://linkdevice` URI signal-cli gives), through Relay's own route (outside the account API):
  * `POST /dashboard/signal/link`, then `GET /dashboard/signal/link/:appMessengerId` until linked.
+ * The panel says one thing at a time: what to do, the QR code, the outcome, or why it failed (a
+ * refused start reads the app again: a bot that got its account meanwhile loses the panel).
  */
 import { useEffect, useState } from 'preact/hooks';
 import { failureOf, type Failure } from '../api';
@@ -19,7 +21,7 @@ const call = async (path: string, body?: unknown): Promise<{ ok: true; state: St
   }
 };
 
-export const SignalLink = (props: { appMessengerId: string; onLinked: () => void }) => {
+export const SignalLink = (props: { appMessengerId: string; onChanged: () => void }) => {
   const [state, setState] = useState<State>({ status: 'none' });
   const [failure, setFailure] = useState<Failure | undefined>();
 
@@ -30,7 +32,7 @@ export const SignalLink = (props: { appMessengerId: string; onLinked: () => void
       if (!outcome.ok) return setFailure(outcome.failure);
       if (outcome.state.status !== 'pending') {
         setState(outcome.state);
-        if (outcome.state.status === 'linked') props.onLinked();
+        if (outcome.state.status === 'linked') props.onChanged();
       }
     }, 1500);
     return () => clearInterval(timer);
@@ -39,14 +41,23 @@ export const SignalLink = (props: { appMessengerId: string; onLinked: () => void
   const start = async () => {
     setFailure(undefined);
     const outcome = await call('/dashboard/signal/link', { appMessengerId: props.appMessengerId });
-    if (outcome.ok) setState(outcome.state);
-    else setFailure(outcome.failure);
+    if (outcome.ok) return setState(outcome.state);
+    setState({ status: 'none' });
+    setFailure(outcome.failure);
+    // Refused: perhaps the bot has its account by now (bound or linked elsewhere); the app says.
+    props.onChanged();
   };
 
   return (
     <div class="note" data-signal-link>
-      <ErrorNote failure={failure} />
-      {state.status === 'pending' ? (
+      {failure ? (
+        <>
+          <ErrorNote failure={failure} />
+          <button type="button" onClick={start}>
+            Try linking again
+          </button>
+        </>
+      ) : state.status === 'pending' ? (
         <>
           <p>Scan this with the Signal app of the phone whose account the bot will use: Settings → Linked devices → Link new device. This page goes on by itself.</p>
           <Qr text={state.uri} label="QR code to link the Signal bot to your phone's account" />
