@@ -119,3 +119,16 @@ export const Qr = (props: { text: string; label: string }) => (
 export const Loading = () => <p aria-busy="true">Loading…</p>;
 
 export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
+
+/** A table's header row: one column heading per name. */
+export const ColumnHeads = (props: { names: readonly string[] }) => (
+  <thead>
+    <tr>
+      {props.names.map((name) => (
+        <th key={name} scope="col">
+          {name}
+        </th>
+      ))}
+    </tr>
+  </thead>
+);
