@@ -30,7 +30,7 @@ import { cookieUser, withCookies } from './dashboard-session.ts';
 /** The header that marks a test delivery (the body says it too: `"test": true`). */
 export const TEST_EVENT_HEADER = 'relay-webhook-test';
 
-const fail = (reply: FastifyReply, status: number, error: string) => reply.code(status).send({ success: false, error });
+export const fail = (reply: FastifyReply, status: number, error: string) => reply.code(status).send({ success: false, error });
 
 const logQuery = z.object({
   status: z.enum(LOG_STATUSES, { message: `Invalid status. Must be one of: ${LOG_STATUSES.join(', ')}` }).optional(),
@@ -52,18 +52,20 @@ export const testEvent = (app: AppView, now: Date) => ({
   isCommand: false,
 });
 
+/** The signed-in user and their live app, or undefined once the answer that refuses the request is sent (cross-origin write, no session, not their app). */
+export const ownedApp = (ctx: RelayContext, app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, appId: string, write: boolean) => {
+  if (write && isCrossOrigin(request.headers.origin, request.headers.host)) return void fail(reply, 400, PROXY_ERRORS.crossOrigin);
+  const user = cookieUser(ctx, app, request);
+  if (!user) return void fail(reply, 400, PROXY_ERRORS.sessionRequired);
+  const found = ctx.models.apps.app(appId);
+  if (!found || found.userId !== user.id) return void fail(reply, 404, 'App not found');
+  return { user, app: found };
+};
+
 export const appActivityRoutes = (ctx: RelayContext, statistics: StatisticsSource | undefined) => async (app: FastifyInstance) => {
   await withCookies(app);
 
-  /** The signed-in user and their live app, or the answer that refuses the request. */
-  const ownApp = (request: FastifyRequest, reply: FastifyReply, appId: string, write: boolean) => {
-    if (write && isCrossOrigin(request.headers.origin, request.headers.host)) return void fail(reply, 400, PROXY_ERRORS.crossOrigin);
-    const user = cookieUser(ctx, app, request);
-    if (!user) return void fail(reply, 400, PROXY_ERRORS.sessionRequired);
-    const found = ctx.models.apps.app(appId);
-    if (!found || found.userId !== user.id) return void fail(reply, 404, 'App not found');
-    return { user, app: found };
-  };
+  const ownApp = (request: FastifyRequest, reply: FastifyReply, appId: string, write: boolean) => ownedApp(ctx, app, request, reply, appId, write);
   const bodyOf = (request: FastifyRequest, reply: FastifyReply) => {
     const parsed = appBody.safeParse(request.body ?? {});
     if (!parsed.success) return void fail(reply, 400, parsed.error.issues[0]!.message);

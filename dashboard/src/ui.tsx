@@ -132,3 +132,20 @@ export const ColumnHeads = (props: { names: readonly string[] }) => (
     </tr>
   </thead>
 );
+
+const MESSENGER_LABELS: Record<string, string> = { signal: 'Signal', simplex: 'SimpleX', session: 'Session' };
+
+/** A labelled choice of one of the app's messengers (`all` first: the empty value, when given). */
+export const MessengerSelect = (props: { messengers: readonly string[]; value: string; onValue: (value: string) => void; all?: boolean }) => (
+  <label>
+    Messenger{' '}
+    <select value={props.value} onChange={(e) => props.onValue((e.target as HTMLSelectElement).value)}>
+      {props.all && <option value="">all</option>}
+      {props.messengers.map((m) => (
+        <option key={m} value={m}>
+          {MESSENGER_LABELS[m] ?? m}
+        </option>
+      ))}
+    </select>
+  </label>
+);

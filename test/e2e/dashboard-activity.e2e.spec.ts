@@ -91,12 +91,12 @@ describe.skipIf(skip !== '')('the app page’s message log and webhook (issue 50
     expect(await page.locator('tr[data-message] td[data-label="Contact"]').allInnerTexts()).toEqual(['sealed', 'sealed', 'sealed']);
     await screenshots(page, 'activity-message-log');
 
-    await page.getByLabel('Status').selectOption('abandoned');
+    await page.locator('[data-message-log]').getByLabel('Status').selectOption('abandoned');
     await expect.poll(() => page.locator('tr[data-message]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-message')))).toEqual([abandoned]);
-    await page.getByLabel('Status').selectOption('');
-    await page.getByLabel('Messenger').selectOption('session');
+    await page.locator('[data-message-log]').getByLabel('Status').selectOption('');
+    await page.locator('[data-message-log]').getByLabel('Messenger').selectOption('session');
     await expect.poll(() => page.locator('tr[data-message]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-log-status')))).toEqual(['polled']);
-    await page.getByLabel('Status').selectOption('delivered');
+    await page.locator('[data-message-log]').getByLabel('Status').selectOption('delivered');
     await expect.poll(() => page.locator('[data-log-empty]').innerText().catch(() => '')).toBe('No message matches this filter.');
   });
 
@@ -143,5 +143,37 @@ describe.skipIf(skip !== '')('the app page’s message log and webhook (issue 50
     expect(verified).toMatchObject({ type: 'relay.test', test: true, appId, messenger: 'signal', contactId: 'relay-test-contact' });
     expect(await page.locator('[data-test-outcome]').innerText()).toMatch(/^Test event test_[0-9a-f]{24}: the webhook took it \(204\) in \d+ ms\./);
     await screenshots(page, 'activity-webhook-test');
+  });
+
+  it('sends a test message the public send’s way, refuses what the send refuses in its words, and shows a quickstart with the ids filled in', async () => {
+    await page.goto(`/dashboard/apps/${appId}`);
+    const form = page.locator('[data-test-message]');
+    await form.getByLabel('Contact id').fill('+15550004444');
+    await form.getByLabel('Message').fill('   ');
+    await form.getByRole('button', { name: 'Send the test message' }).click();
+    await expect.poll(() => form.getByRole('alert').innerText().catch(() => '')).toContain('Missing required field: message');
+    await form.getByLabel('Message').fill('from the page');
+    await form.getByRole('button', { name: 'Send the test message' }).click();
+    const sent = form.locator('[data-test-sent]');
+    await expect.poll(() => sent.getAttribute('data-test-sent').catch(() => null)).toMatch(/^[0-9a-f]{32}$/);
+    const messageId = (await sent.getAttribute('data-test-sent'))!;
+    await expect.poll(() => statusOf(messageId), { timeout: 15_000 }).toBe('delivered');
+    const outbox = await relay.cli(['simulate', 'outbox', '--message', messageId]);
+    expect(outbox.stdout).toContain('from the page');
+
+    expect(await own('POST', '/dashboard/messages/send', { appId, messenger: 'telegram', contactId: 'x', message: 'hi' })).toEqual({ status: 400, body: { success: false, error: 'Invalid messenger. Must be one of: signal, simplex, session' } });
+    expect(await own('POST', '/dashboard/messages/send', { appId, messenger: 'signal', contactId: '', message: 'hi' })).toEqual({ status: 400, body: { success: false, error: 'Missing required field: contactId' } });
+    expect(await own('POST', '/dashboard/messages/send', { appId, messenger: 'signal', contactId: 'x', message: 'y'.repeat(10_001) })).toEqual({ status: 400, body: { success: false, error: 'Message exceeds 10000 character limit' } });
+    const other = await createAccount(relay, 'not-the-owner@example.com');
+    expect(await own('POST', '/dashboard/messages/send', { appId, messenger: 'signal', contactId: 'x', message: 'hi' }, other)).toEqual({ status: 404, body: { success: false, error: 'App not found' } });
+
+    const quickstart = page.locator('[data-quickstart]');
+    expect(await quickstart.locator('[data-quickstart-app]').innerText()).toBe(appId);
+    expect(await quickstart.getByRole('link', { name: 'Make an API key for this app' }).getAttribute('href')).toBe(`/dashboard/keys?app=${appId}`);
+    expect(await quickstart.getByRole('link', { name: 'the API reference' }).getAttribute('href')).toBe('/docs');
+    expect(await quickstart.locator('[data-snippet="curl"]').innerText()).toContain(`"appId":"${appId}"`);
+    expect(await quickstart.locator('[data-snippet="typescript"]').innerText()).toContain(`appId: '${appId}'`);
+    expect(await quickstart.locator('[data-snippet="curl"]').innerText()).toContain(`${relay.url}/api/v1/messages/send`);
+    await screenshots(page, 'activity-test-message-quickstart');
   });
 });

@@ -12,6 +12,8 @@ import { BASE, navigate } from '../router';
 import { ErrorNote, Loading, Qr, SecretOnce } from '../ui';
 import { APP_REFRESH_MS, useWhileVisible } from '../visible';
 import { MessageLog } from './message-log';
+import { Quickstart } from './quickstart';
+import { TestMessage } from './test-message';
 import { Delivery } from './delivery';
 import { Group } from './group';
 import { SignalLink } from './signal-link';
@@ -132,6 +134,8 @@ export const AppDetail = (props: { appId: string; onFailure: (failure: Failure) 
         }}
       />
       {signingSecret && <SecretOnce label="Webhook signing secret" secret={signingSecret} />}
+      <Quickstart app={app} />
+      <TestMessage app={app} />
       <MessageLog app={app} />
       {app.messengers.map((m) => (
         <Group key={m.id} messenger={m} name={NAMES[m.messenger]} />

@@ -7,7 +7,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Failure } from '../api';
 import { relayRoute } from '../relay-routes';
-import { ColumnHeads, ErrorNote, when } from '../ui';
+import { ColumnHeads, ErrorNote, MessengerSelect, when } from '../ui';
 import { APP_REFRESH_MS, useWhileVisible } from '../visible';
 import type { LogEntry, LogStatus, LogStep, MessageLogView } from '../../../projections/message-log/entries';
 import { WebhookActivity } from './webhook-activity';
@@ -118,17 +118,7 @@ export const MessageLog = (props: { app: components['schemas']['App'] }) => {
             ))}
           </select>
         </label>{' '}
-        <label>
-          Messenger{' '}
-          <select value={messenger} onChange={(e) => setMessenger((e.target as HTMLSelectElement).value)}>
-            <option value="">all</option>
-            {props.app.protocol.map((m) => (
-              <option key={m} value={m}>
-                {MESSENGER_NAMES[m] ?? m}
-              </option>
-            ))}
-          </select>
-        </label>
+        <MessengerSelect messengers={props.app.protocol} value={messenger} onValue={setMessenger} all />
       </div>
       <ErrorNote failure={failure} onRetry={reload} />
       {view && view.messages.length === 0 && <p data-log-empty>No message {status || messenger ? 'matches this filter' : 'yet'}.</p>}
