@@ -151,7 +151,7 @@ export class MessageLogProjection implements Projection {
 
   /** On Kafka, a poll's claim names the messages it took at once. */
   private popped(streamName: string, ids: readonly string[], at: string): void {
-    const appId = streamName.match(/^popcursor-(?:.*\.)?inbound\.(.+)$/)?.[1];
+    const appId = streamName.match(/^popcursor-.*inbound\.([^.]+)$/)?.[1];
     const log = appId ? this.apps.get(appId) : undefined;
     if (!log) return;
     for (const id of ids) {

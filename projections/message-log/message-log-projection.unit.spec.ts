@@ -58,6 +58,14 @@ describe('the message log', () => {
     expect(log.forApp('usr_1', 'app_1')!.messages.map((m) => [m.messageId, m.status])).toEqual([['i2', 'expired'], ['i1', 'polled']]);
   });
 
+  it('marks inbound messages polled at once from a poll’s claim on Kafka (a topic prefix too)', () => {
+    const log = new MessageLogProjection();
+    log.apply(created);
+    log.apply(event('InboundMessageReceived', 'inbound-i1', { messageId: 'i1', appId: 'app_1', messenger: 'signal', keyId: 'k1', receivedAt: t(0) }));
+    log.apply(event('RecordsPopped', 'popcursor-staging-inbound.app_1', { topic: 'staging-inbound.app_1', ids: ['i1'] }));
+    expect(log.forApp('usr_1', 'app_1')!.messages[0]).toMatchObject({ status: 'polled' });
+  });
+
   it('keeps an app’s webhook attempts, failing since the first failure in a row, ok again after a success', () => {
     const log = new MessageLogProjection();
     log.apply(created);
