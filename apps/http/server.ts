@@ -12,6 +12,8 @@ import { fastifyLogOptions, loggedResponse, stampingErrorHandler, stampRoutes } 
 import { dashboardPages } from './dashboard-pages.ts';
 import { statisticsPages } from './statistics-pages.ts';
 import { signalLinkRoutes } from './signal-link-route.ts';
+import { appActivityRoutes } from './app-activity-routes.ts';
+import { testMessageRoute } from './test-message-route.ts';
 import type { StatisticsSource } from '../read-models/statistics-model.ts';
 import { registerApiDocs } from './docs.ts';
 import type { RelayContext } from '../boot/context.ts';
@@ -97,6 +99,8 @@ export const buildServer = async (
   await app.register(dashboardPages(ctx));
   if (options.statistics) await app.register(statisticsPages(ctx, options.statistics));
   await app.register(signalLinkRoutes(ctx));
+  await app.register(appActivityRoutes(ctx, options.statistics));
+  await app.register(testMessageRoute(ctx, options.limiter));
   await app.register(publicApi(ctx, options.limiter), { prefix: '/api/v1' });
   await app.register(
     dashboardProxy({ forward: options.forwardToAccount, timeoutMs: ctx.config.DASHBOARD_TIMEOUT_MS, match: routeMatcher(AUTH_ROUTES), passCookies: true, log: httpLog }),

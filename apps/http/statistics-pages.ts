@@ -30,7 +30,7 @@ const MESSENGER_NAMES: Record<string, string> = { signal: 'Signal', simplex: 'Si
 /** At most this many live streams per user (the model refuses more), and one update per this many ms. */
 const LIVE_EVERY_MS = 500;
 
-const liveQuery = (userId: string, appId: unknown): StatisticsQuery =>
+const liveQuery = (userId: string, appId: unknown): Exclude<StatisticsQuery, { scope: 'messages' }> =>
   typeof appId === 'string' ? { scope: 'app', userId, appId, window: 'hour' } : { scope: 'user', userId, window: 'hour' };
 const KEEP_ALIVE_MS = 15_000;
 /** How often an open stream looks whether its session still lives (signed out, revoked, expired: the stream ends). */

@@ -78,7 +78,7 @@ port.on('message', (message: ToPipeline) => {
     case 'statistics':
       try {
         if (!statistics) throw new Error('the statistics are starting');
-        say({ type: 'statistics', id: message.id, view: answer(statistics.statistics, message.query) });
+        say({ type: 'statistics', id: message.id, view: answer(statistics, message.query) });
       } catch (error) {
         say({ type: 'statistics', id: message.id, error: error instanceof Error ? error.message : String(error) });
       }

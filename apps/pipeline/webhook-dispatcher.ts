@@ -95,7 +95,12 @@ export const webhookHeaders = (app: AppView, secrets: WebhookSecrets, messageId:
  */
 export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDispatcher => {
   const { settings, log } = deps;
-  const state = new Map<string, { attempts: number; notBefore: number; lastOutcome?: Extract<WebhookOutcome, { ok: false }> }>();
+  const state = new Map<string, { attempts: number; notBefore: number; failedAt?: number; lastOutcome?: Extract<WebhookOutcome, { ok: false }> }>();
+  /** The owner asked for a retry after the last failure (AppWebhookRetryRequested, any process): the backoff is over. */
+  const retryAsked = (app: AppView): boolean => {
+    const own = state.get(app.id);
+    return own?.failedAt !== undefined && app.webhookRetryRequestedAt !== undefined && Date.parse(app.webhookRetryRequestedAt) > own.failedAt;
+  };
   const running = new Map<string, Promise<void>>();
   const woken = new Set<string>();
   let stopped = false;
@@ -107,9 +112,18 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
     signing: signingSecretsAt(app.settings, now).map((secret) => deps.secrets.decrypt(secret)),
   });
 
-  const post = async (app: AppView, opened: OpenedInbound): Promise<void> => {
+  /** Records an attempt on the message's stream (the dashboard's webhook attempts); a failure to record it does not change the delivery. */
+  const record = async (app: AppView, messageId: string, attempt: number, outcome: WebhookOutcome, durationMs: number) => {
+    const data = { messageId, appId: app.id, attempt, ok: outcome.ok, status: outcome.status, reason: outcome.ok ? null : outcome.reason, durationMs, now: new Date() };
+    await handleCommand(deps.store, inboundStreamName(messageId), inboundDecider, { type: 'RecordWebhookAttempt', data }, { actor: 'system:webhooks' }).catch((error: unknown) =>
+      log.warn({ err: error, appId: app.id, messageId }, 'webhook attempt not recorded'),
+    );
+  };
+
+  const post = async (app: AppView, opened: OpenedInbound, attempt: number): Promise<void> => {
     const body = JSON.stringify(opened.message);
     const now = new Date();
+    const started = performance.now();
     const outcome = await postWebhook({
       url: app.settings.webhookUrl!,
       headers: webhookHeaders(app, secretsOf(app, now), opened.message.messageId, body, now),
@@ -118,6 +132,7 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
       allowLocal: settings.allowLocal,
       ...(deps.lookup ? { lookup: deps.lookup } : {}),
     });
+    await record(app, opened.message.messageId, attempt, outcome, Math.round(performance.now() - started));
     if (!outcome.ok) {
       deps.metrics?.webhookAttempts.inc({ outcome: 'failed' });
       deps.metrics?.webhookFailures.inc({ kind: outcome.kind });
@@ -155,6 +170,10 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
     let worked = false;
     const own = state.get(app.id) ?? { attempts: 0, notBefore: 0 };
     state.set(app.id, own);
+    if (retryAsked(app)) {
+      own.notBefore = 0;
+      delete own.failedAt;
+    }
     while (!stopped && Date.now() >= own.notBefore) {
       if (own.lastOutcome && own.attempts >= settings.maxAttempts) {
         await abandon(app, own.lastOutcome, own.attempts);
@@ -169,7 +188,7 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
           accept: async (records) => {
             const opened = (await openInboundRecords(deps, records)).get(records[0]!.offset);
             // A body forgotten (retention passed): nothing to deliver; it leaves the queue.
-            if (opened) await post(app, opened);
+            if (opened) await post(app, opened, own.attempts + 1);
             delivered = opened;
           },
         });
@@ -178,6 +197,7 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
         worked = true;
         own.attempts++;
         own.lastOutcome = error.outcome;
+        own.failedAt = Date.now();
         own.notBefore = own.attempts >= settings.maxAttempts ? 0 : Date.now() + Math.min(settings.maxDelayMs, settings.baseDelayMs * 2 ** (own.attempts - 1));
         log.info({ appId: app.id, attempts: own.attempts, reason: error.outcome.reason }, 'webhook did not take a message; trying again');
         if (own.notBefore === 0) continue;
@@ -187,6 +207,7 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
       worked = true;
       own.attempts = 0;
       delete own.lastOutcome;
+      delete own.failedAt;
       if (delivered?.keyId) await deps.store.keys.release([delivered.keyId]).catch((error: unknown) => log.warn({ err: error }, 'webhooks: data key not released'));
     }
     return worked;
@@ -199,7 +220,7 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
   const round = () => {
     if (stopped) return;
     // A queue the broker knows is empty is not drained (no pop, no promise): the round's cost is its webhook apps with messages.
-    const due = webhookApps().filter((app) => !running.has(app.id) && Date.now() >= (state.get(app.id)?.notBefore ?? 0) && !(deps.broker.knownEmpty?.(topics.inbound(app.id)) === true && !woken.has(app.id) && !state.get(app.id)?.lastOutcome));
+    const due = webhookApps().filter((app) => !running.has(app.id) && (Date.now() >= (state.get(app.id)?.notBefore ?? 0) || retryAsked(app)) && !(deps.broker.knownEmpty?.(topics.inbound(app.id)) === true && !woken.has(app.id) && !state.get(app.id)?.lastOutcome));
     // Woken apps first, then the apps of the users served least right now, PARALLEL_APPS at a time.
     const busy = (app: AppView) => runningPerUser.get(app.userId) ?? 0;
     due.sort((a, b) => Number(woken.has(b.id)) - Number(woken.has(a.id)) || busy(a) - busy(b));

@@ -119,3 +119,33 @@ export const Qr = (props: { text: string; label: string }) => (
 export const Loading = () => <p aria-busy="true">Loading…</p>;
 
 export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
+
+/** A table's header row: one column heading per name. */
+export const ColumnHeads = (props: { names: readonly string[] }) => (
+  <thead>
+    <tr>
+      {props.names.map((name) => (
+        <th key={name} scope="col">
+          {name}
+        </th>
+      ))}
+    </tr>
+  </thead>
+);
+
+const MESSENGER_LABELS: Record<string, string> = { signal: 'Signal', simplex: 'SimpleX', session: 'Session' };
+
+/** A labelled choice of one of the app's messengers (`all` first: the empty value, when given). */
+export const MessengerSelect = (props: { messengers: readonly string[]; value: string; onValue: (value: string) => void; all?: boolean }) => (
+  <label>
+    Messenger{' '}
+    <select value={props.value} onChange={(e) => props.onValue((e.target as HTMLSelectElement).value)}>
+      {props.all && <option value="">all</option>}
+      {props.messengers.map((m) => (
+        <option key={m} value={m}>
+          {MESSENGER_LABELS[m] ?? m}
+        </option>
+      ))}
+    </select>
+  </label>
+);

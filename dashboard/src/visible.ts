@@ -5,6 +5,9 @@
  */
 import { useEffect, useRef } from 'preact/hooks';
 
+/** How often an app's page reads it again while seen: its status, health and message log are then at most this old. */
+export const APP_REFRESH_MS = 4000;
+
 export const useWhileVisible = (tick: () => void, everyMs: number): void => {
   const latest = useRef(tick);
   latest.current = tick;

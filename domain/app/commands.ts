@@ -35,6 +35,7 @@ export type AppCommand =
       data: { userId: string; changes: Partial<AppSettings>; appMessengerIds: AppMessengerIds; signingSecret: SigningSecretOffer; now: Date };
     }
   | { type: 'DeleteApp'; data: { userId: string; now: Date } }
+  | { type: 'RequestWebhookRetry'; data: { userId: string; now: Date } }
   | { type: 'ProvisionAppMessenger'; data: { appMessengerId: string; address: string; now: Date } }
   | { type: 'RecordAppMessengerHealth'; data: { appMessengerId: string; health: AppMessengerHealth; reason: string | null; now: Date } }
   | {

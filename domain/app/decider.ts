@@ -109,6 +109,11 @@ export const decide = (command: AppCommand, state: AppState): Decision<AppEvent>
       if (state.status !== 'live' || state.userId !== command.data.userId) return appNotFound;
       return [{ type: 'AppDeleted', data: { appId: state.appId, userId: state.userId, deletedAt: command.data.now.toISOString() } }];
     }
+    case 'RequestWebhookRetry': {
+      if (state.status !== 'live' || state.userId !== command.data.userId) return appNotFound;
+      if (state.settings.deliveryType !== 'webhook') return domainError('validation', 'This app is not delivered by webhook');
+      return [{ type: 'AppWebhookRetryRequested', data: { appId: state.appId, userId: state.userId, requestedAt: command.data.now.toISOString() } }];
+    }
     case 'ProvisionAppMessenger': {
       if (state.status !== 'live') return appNotFound;
       const { appMessengerId, address, now } = command.data;
@@ -160,6 +165,8 @@ export const evolve = (state: AppState, event: AppEvent): AppState => {
       return state.status === 'live' ? { ...state, settings: { ...state.settings, ...event.data.changes } } : state;
     case 'AppDeleted':
       return state.status === 'live' ? { status: 'deleted', appId: state.appId, userId: state.userId } : state;
+    case 'AppWebhookRetryRequested':
+      return state;
     case 'AppMessengerAdded':
       if (state.status !== 'live') return state;
       return {

@@ -195,4 +195,19 @@ describe('app decider', () => {
     expect(signingSecretsAt(rotated, new Date('2026-01-03T03:04:05.000Z'))).toEqual(['new']);
     expect(signingSecretsAt(settings, now)).toEqual([]);
   });
+
+  describe('retry now (the webhook tried again at once)', () => {
+    const webhook: AppEvent = { type: 'AppUpdated', data: { appId: 'app_1', changes: { deliveryType: 'webhook', webhookUrl: 'https://bots.example.com/hook' }, updatedAt: at } };
+    const retry = (userId = 'usr_1') => ({ type: 'RequestWebhookRetry' as const, data: { userId, now } });
+
+    it('records the owner’s request for an app delivered by webhook', () =>
+      spec.given([...created, webhook]).when(retry()).then([{ type: 'AppWebhookRetryRequested', data: { appId: 'app_1', userId: 'usr_1', requestedAt: at } }]));
+
+    it('refuses an app delivered by poll, in words', () => spec.given(created).when(retry()).thenFails('validation', 'This app is not delivered by webhook'));
+
+    it('does not find another user’s app, or a deleted one', () => {
+      spec.given([...created, webhook]).when(retry('usr_2')).thenFails('not_found', 'App not found');
+      spec.given([...created, webhook, { type: 'AppDeleted', data: { appId: 'app_1', userId: 'usr_1', deletedAt: at } }]).when(retry()).thenFails('not_found', 'App not found');
+    });
+  });
 });

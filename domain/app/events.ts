@@ -48,6 +48,8 @@ export type AppEvent =
   | { type: 'AppCreated'; data: AppSettings & { appId: string; userId: string; createdAt: string } }
   | { type: 'AppUpdated'; data: { appId: string; changes: Partial<AppSettings>; updatedAt: string } }
   | { type: 'AppDeleted'; data: { appId: string; userId: string; deletedAt: string } }
+  /** The owner asked the webhook to be tried again now (the dashboard's "Retry now"): a message waiting out its backoff goes at once. */
+  | { type: 'AppWebhookRetryRequested'; data: { appId: string; userId: string; requestedAt: string } }
   | {
       type: 'AppMessengerAdded';
       data: { appId: string; appMessengerId: string; messenger: Messenger; status: 'processing'; addedAt: string };

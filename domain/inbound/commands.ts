@@ -1,4 +1,5 @@
 import type { Messenger } from '../shared/messengers.ts';
+import type { WebhookAttemptData } from './events.ts';
 
 /**
  * Record what a contact wrote to an app's bot identity. The plaintext (`content`, `groupId`)
@@ -26,4 +27,10 @@ export interface AbandonWebhookDelivery {
   data: { messageId: string; appId: string; attempts: number; lastStatus: number | null; reason: string; now: Date };
 }
 
-export type InboundCommand = ReceiveMessage | AbandonWebhookDelivery;
+/** Record one webhook attempt of the message (an attempt for a message not received, or already abandoned, records nothing). */
+export interface RecordWebhookAttempt {
+  type: 'RecordWebhookAttempt';
+  data: WebhookAttemptData & { now: Date };
+}
+
+export type InboundCommand = ReceiveMessage | AbandonWebhookDelivery | RecordWebhookAttempt;

@@ -38,15 +38,22 @@ export const decide = (command: InboundCommand, state: InboundState): Decision<I
       const { messageId, appId, attempts, lastStatus, reason, now } = command.data;
       return [{ type: 'InboundWebhookAbandoned', data: { messageId, appId, attempts, lastStatus, reason, abandonedAt: now.toISOString() } }];
     }
+    case 'RecordWebhookAttempt': {
+      if (state.status !== 'received') return [];
+      const { now, ...attempt } = command.data;
+      return [{ type: 'InboundWebhookAttempted', data: { ...attempt, attemptedAt: now.toISOString() } }];
+    }
     default:
       return assertNever(command);
   }
 };
 
-export const evolve = (_state: InboundState, event: InboundEvent): InboundState => {
+export const evolve = (state: InboundState, event: InboundEvent): InboundState => {
   switch (event.type) {
     case 'InboundMessageReceived':
       return { status: 'received' };
+    case 'InboundWebhookAttempted':
+      return state;
     case 'InboundWebhookAbandoned':
       return { status: 'abandoned' };
     default:

@@ -54,4 +54,20 @@ describe('inbound decider', () => {
     expect(parseCommand('hello /start')).toBeUndefined();
     expect(parseCommand('/starts')).toBeUndefined();
   });
+
+  describe('webhook attempts', () => {
+    const attempt = { messageId: 'm1', appId: 'app_1', attempt: 2, ok: false, status: 503, reason: 'The webhook answered 503', durationMs: 12 };
+    const recordAttempt = { type: 'RecordWebhookAttempt', data: { ...attempt, now } } as const;
+    const attempted: InboundEvent = { type: 'InboundWebhookAttempted', data: { ...attempt, attemptedAt: now.toISOString() } };
+    const abandoned: InboundEvent = { type: 'InboundWebhookAbandoned', data: { messageId: 'm1', appId: 'app_1', attempts: 8, lastStatus: 503, reason: 'x', abandonedAt: now.toISOString() } };
+
+    it('records an attempt of a received message, with its status, reason and duration', () => spec.given([received()]).when(recordAttempt).then([attempted]));
+
+    it('records attempts one after the other (the message stays received)', () => spec.given([received(), attempted]).when(recordAttempt).then([attempted]));
+
+    it('records nothing for a message it never received, or one given up on', () => {
+      spec.given([]).when(recordAttempt).thenNothingHappens();
+      spec.given([received(), abandoned]).when(recordAttempt).thenNothingHappens();
+    });
+  });
 });

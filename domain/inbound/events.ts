@@ -23,8 +23,21 @@ export interface InboundMessage {
   command?: string;
 }
 
+/** One webhook attempt of an inbound message: its answer's status (null: none), or why it failed, and how long it took. Never the URL. */
+export interface WebhookAttemptData {
+  messageId: string;
+  appId: string;
+  attempt: number;
+  ok: boolean;
+  status: number | null;
+  reason: string | null;
+  durationMs: number;
+}
+
 export type InboundEvent =
   | { type: 'InboundMessageReceived'; data: InboundMessage & { receivedAt: string } }
+  /** The app's webhook was called with the message: it took it (2xx), or not (the reason). */
+  | { type: 'InboundWebhookAttempted'; data: WebhookAttemptData & { attemptedAt: string } }
   /**
    * An app delivered by webhook did not take the message after every attempt: it left the app's
    * queue (a dead letter), and its body is forgotten. The reason is the last attempt's (a status,

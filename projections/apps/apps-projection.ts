@@ -20,6 +20,8 @@ export interface AppView {
   settings: AppSettings;
   createdAt: string;
   messengers: AppMessengerView[];
+  /** When its owner last asked the webhook to be tried again now (the dispatcher then skips a backoff that began before). */
+  webhookRetryRequestedAt?: string;
 }
 
 const addressKey = (messenger: string, address: string) => `${messenger}\u0000${address}`;
@@ -49,6 +51,11 @@ export class AppsProjection implements Projection {
         if (!app) return;
         app.settings = { ...app.settings, ...event.data.changes };
         this.indexDeliveryType(app);
+        return;
+      }
+      case 'AppWebhookRetryRequested': {
+        const app = this.byId.get(event.data.appId);
+        if (app) app.webhookRetryRequestedAt = event.data.requestedAt;
         return;
       }
       case 'AppDeleted': {

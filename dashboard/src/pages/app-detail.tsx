@@ -10,7 +10,10 @@ import type { components } from '../api/account-api';
 import { SIMULATED } from '../install';
 import { BASE, navigate } from '../router';
 import { ErrorNote, Loading, Qr, SecretOnce } from '../ui';
-import { useWhileVisible } from '../visible';
+import { APP_REFRESH_MS, useWhileVisible } from '../visible';
+import { MessageLog } from './message-log';
+import { Quickstart } from './quickstart';
+import { TestMessage } from './test-message';
 import { Delivery } from './delivery';
 import { Group } from './group';
 import { SignalLink } from './signal-link';
@@ -21,8 +24,6 @@ type AppMessenger = components['schemas']['AppMessenger'];
 const NAMES = { signal: 'Signal', simplex: 'SimpleX', session: 'Session' } as const;
 const HEALTH = { ok: 'healthy', 'daemon-unreachable': 'the messenger daemon cannot be reached', 'account-missing': 'the bot’s account is missing from the daemon' } as const;
 const STATUS = { processing: 'being set up', active: 'active', disabled: 'disabled' } as const;
-/** How often the app is read again while the page is seen: its status and health are then at most this old. */
-export const APP_REFRESH_MS = 4000;
 
 export const AppDetail = (props: { appId: string; onFailure: (failure: Failure) => void }) => {
   const [app, setApp] = useState<App | null | undefined>();
@@ -133,6 +134,9 @@ export const AppDetail = (props: { appId: string; onFailure: (failure: Failure) 
         }}
       />
       {signingSecret && <SecretOnce label="Webhook signing secret" secret={signingSecret} />}
+      <Quickstart app={app} />
+      <TestMessage app={app} />
+      <MessageLog app={app} />
       {app.messengers.map((m) => (
         <Group key={m.id} messenger={m} name={NAMES[m.messenger]} />
       ))}

@@ -6,19 +6,15 @@
  * refused start reads the app again: a bot that got its account meanwhile loses the panel).
  */
 import { useEffect, useState } from 'preact/hooks';
-import { failureOf, type Failure } from '../api';
+import type { Failure } from '../api';
+import { relayRoute } from '../relay-routes';
 import { ErrorNote, Qr } from '../ui';
 
 type State = { status: 'none' } | { status: 'starting' } | { status: 'pending'; uri: string } | { status: 'linked'; account: string } | { status: 'failed'; reason: string };
 
 const call = async (path: string, body?: unknown): Promise<{ ok: true; state: State } | { ok: false; failure: Failure }> => {
-  try {
-    const res = await fetch(path, body === undefined ? { credentials: 'same-origin' } : { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    const answer = (await res.json().catch(() => undefined)) as { success?: boolean; data?: State } | undefined;
-    return res.ok && answer?.success && answer.data ? { ok: true, state: answer.data } : { ok: false, failure: failureOf(res.status, answer) };
-  } catch {
-    return { ok: false, failure: failureOf(undefined, undefined) };
-  }
+  const outcome = await relayRoute<State>(path, body);
+  return outcome.ok ? { ok: true, state: outcome.data } : outcome;
 };
 
 export const SignalLink = (props: { appMessengerId: string; onChanged: () => void }) => {
