@@ -30,7 +30,7 @@ const header = (target) => `/**
 
 `;
 
-const { buildApiDocuments } = await tsImport('../apps/http/docs.ts', import.meta.url);
+const { buildApiDocuments } = await tsImport('../apps/boot/api-documents.ts', import.meta.url);
 const documents = await buildApiDocuments();
 
 const stale = [];

@@ -14,8 +14,9 @@ import type { EventStore } from '../../infra/event-store/port.ts';
 import type { StatisticsListener, Subscription } from '../../projections/statistics/listeners.ts';
 import { StatisticsProjection } from '../../projections/statistics/statistics-projection.ts';
 import type { StatisticsView, UserStatisticsView } from '../../projections/statistics/views.ts';
-import type { Config } from '../boot/config.ts';
-import { startProjectionRunner, type ProjectionRunner } from './runner.ts';
+import type { Config } from '../services/config.ts';
+import { startProjectionRunner } from './runner.ts';
+import type { ProjectionRunner } from '../services/projection-runner.ts';
 
 /** What a page asks: a user's statistics (all apps), or one app's (undefined when not theirs). */
 export type StatisticsQuery =

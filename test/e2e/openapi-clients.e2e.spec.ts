@@ -18,7 +18,7 @@ import { promisify } from 'node:util';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApiDocuments } from '../../apps/http/docs.ts';
+import { buildApiDocuments } from '../../apps/boot/api-documents.ts';
 import { createAccount, type Account } from '../support/account-fixture.ts';
 import { ROOT, startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
 

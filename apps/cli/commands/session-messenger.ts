@@ -11,7 +11,7 @@ import type { SessionIdentityStore } from '../../../infra/messenger/session/iden
 import { MnemonicError, mnemonicToSeed, seedToMnemonic } from '../../../infra/messenger/session/mnemonic.ts';
 import { SessionIdentityTakenError, type SessionConnector } from '../../../infra/messenger/session/session-connector.ts';
 import type { AppsProjection } from '../../../projections/apps/apps-projection.ts';
-import { recordBotAddress } from './record-bot-address.ts';
+import { recordBotAddress } from '../../commands/record-bot-address.ts';
 
 export type ImportOutcome = { readonly ok: true; readonly sessionId: string; readonly imported: 'now' | 'already' } | { readonly ok: false; readonly reason: string };
 
