@@ -92,7 +92,7 @@ export const openEventStoreAt = async (location: StoreLocation, options: OpenOpt
   }
 };
 
-/** How Relay's topics are kept (apps/pipeline/topology.ts): partitions, and the message retention. */
+/** How Relay's topics are kept (apps/services/topology.ts): partitions, and the message retention. */
 const relayTopicPolicy = (config: Config) => topicPolicyOf({ partitions: config.KAFKA_PARTITIONS, retentionMs: messageRetentionMs(config) });
 
 /** Opens the broker that the configuration names; Kafka keeps its pop claims in the event store. */

@@ -23,7 +23,7 @@ export interface InboundDeps {
   readonly store: EventStore;
   readonly apps: AppsProjection;
   readonly sealer: MessageSealer;
-  /** The app's data key of the moment (commands/sealing-windows.ts). */
+  /** The app's data key of the moment (apps/services/sealing-windows.ts). */
   readonly sealing: SealingWindows;
   /** What acts on `/signin CODE` and `/link CODE`. */
   readonly codes: CodeCommandDeps;

@@ -27,7 +27,7 @@ export interface RelayContext {
   readonly keyedHash: KeyedHash;
   /** Seals message bodies and contact ids with data keys wrapped by the secret key. */
   readonly sealer: MessageSealer;
-  /** The data key of each app's current period (commands/sealing-windows.ts). */
+  /** The data key of each app's current period (sealing-windows.ts). */
   readonly sealing: SealingWindows;
   readonly deliveryPolicy: DeliveryPolicy;
   readonly metrics: RelayMetrics;

@@ -7,7 +7,7 @@
  *   test time): the whole generated client compiles with `tsc --strict`, and one flow runs against
  *   Relay: create an app, create an API key for it, read its secret, verify the key on the public
  *   API. Under CI it must run; elsewhere it is skipped, saying why, when Maven or Java is missing.
- * The served documents are also the ones the code builds in-process (apps/http/docs.ts), from which
+ * The served documents are also the ones the code builds in-process (apps/boot/api-documents.ts), from which
  * scripts/generate-api-types.mjs writes the dashboard's types.
  */
 import { execFile } from 'node:child_process';
