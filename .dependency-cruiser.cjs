@@ -7,57 +7,28 @@
  */
 const SPEC = '\\.spec\\.tsx?$';
 
+/** A rule every import must keep: none from `from` (spec files aside, unless said) may reach `to`. */
+const never = (name, comment, from, to, { specsToo = false } = {}) => ({
+  name,
+  comment,
+  severity: 'error',
+  from: specsToo ? { path: from } : { path: from, pathNot: [SPEC] },
+  to: { path: to },
+});
+
 module.exports = {
   forbidden: [
     { name: 'no-circular', severity: 'error', comment: 'A circle of imports: modules that can only be read together.', from: {}, to: { circular: true } },
+    never('domain-is-pure', 'domain/ does no I/O and knows no adapter, read model or application.', '^domain/', '^(infra|projections|apps|bin|scripts)/'),
+    never('infra-below-apps', 'Adapters make no business decisions and know no application.', '^infra/', '^(projections|apps|bin|scripts)/'),
+    never('projections-below-apps', 'Read models are folded from events alone.', '^projections/', '^(apps|bin|scripts)/'),
+    never('services-at-the-bottom-of-apps', 'apps/services is what every part of apps/ uses (config, context, metrics, logger): it imports nothing else of apps/.', '^apps/services/', '^apps/(?!services/)'),
     {
-      name: 'domain-is-pure',
-      severity: 'error',
-      comment: 'domain/ does no I/O and knows no adapter, read model or application.',
-      from: { path: '^domain/', pathNot: SPEC },
-      to: { path: '^(infra|projections|apps|bin|scripts)/' },
-    },
-    {
-      name: 'infra-below-apps',
-      severity: 'error',
-      comment: 'Adapters make no business decisions and know no application.',
-      from: { path: '^infra/', pathNot: SPEC },
-      to: { path: '^(projections|apps|bin|scripts)/' },
-    },
-    {
-      name: 'projections-below-apps',
-      severity: 'error',
-      from: { path: '^projections/', pathNot: SPEC },
-      to: { path: '^(apps|bin|scripts)/' },
-    },
-    {
-      name: 'services-at-the-bottom-of-apps',
-      severity: 'error',
-      comment: 'apps/services is what every part of apps/ uses (config, context, metrics, logger): it imports nothing else of apps/.',
-      from: { path: '^apps/services/', pathNot: SPEC },
-      to: { path: '^apps/(?!services/)' },
-    },
-    {
-      name: 'composition-root-imported-by-entries-only',
-      severity: 'error',
-      comment: 'apps/boot wires everything; only the programs start it: bin/, the CLI, the pipeline thread entry (and scripts and tests).',
+      ...never('composition-root-imported-by-entries-only', 'apps/boot wires everything; only the programs start it: bin/, the CLI, the pipeline thread entry (and scripts and tests).', '^apps/', '^apps/boot/'),
       from: { path: '^apps/', pathNot: ['^apps/(boot|cli)/', '^apps/pipeline/thread-(main|entry)\\.', SPEC] },
-      to: { path: '^apps/boot/' },
     },
-    {
-      name: 'cli-is-an-entry',
-      severity: 'error',
-      comment: 'The CLI is a program: nothing of apps/ but itself imports it.',
-      from: { path: '^apps/(?!cli/)', pathNot: SPEC },
-      to: { path: '^apps/cli/' },
-    },
-    {
-      name: 'dashboard-through-the-api-only',
-      severity: 'error',
-      comment: 'The web dashboard talks to Relay through the account API only.',
-      from: { path: '^dashboard/src/' },
-      to: { path: '^(apps|infra|domain|projections)/' },
-    },
+    never('cli-is-an-entry', 'The CLI is a program: nothing of apps/ but itself imports it.', '^apps/(?!cli/)', '^apps/cli/'),
+    never('dashboard-through-the-api-only', 'The web dashboard talks to Relay through the account API only.', '^dashboard/src/', '^(apps|infra|domain|projections)/', { specsToo: true }),
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -116,6 +116,22 @@ export const Qr = (props: { text: string; label: string }) => (
   </figure>
 );
 
+/** A table's head: its columns, and a last one for the row's actions named for screen readers only. */
+export const TableHead = (props: { columns: readonly string[]; actions: string }) => (
+  <thead>
+    <tr>
+      {props.columns.map((column) => (
+        <th scope="col" key={column}>
+          {column}
+        </th>
+      ))}
+      <th scope="col">
+        <span class="visually-hidden">{props.actions}</span>
+      </th>
+    </tr>
+  </thead>
+);
+
 export const Loading = () => <p aria-busy="true">Loading…</p>;
 
 export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
