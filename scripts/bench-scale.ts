@@ -23,7 +23,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { loadConfig } from '../apps/boot/config.ts';
+import { loadConfig } from '../apps/services/config.ts';
 import { freePort, ROOT } from '../test/support/relay-process.ts';
 import { grow } from './bench/scale/grow.ts';
 import { children, tracked } from './bench/scale/relay-run.ts';

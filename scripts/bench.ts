@@ -22,6 +22,7 @@ import { measureStatistics, statisticsRows } from './bench/statistics.ts';
 import { measureSessionNetwork, sessionRows } from './bench/session-network.ts';
 import { measureSignalPace } from './bench/signal-pace.ts';
 import { measureRestart } from './bench/restart.ts';
+import { measureEventStreams } from './bench/event-streams.ts';
 
 // Every Relay this run starts runs the build `prebench` made, even if a source is edited meanwhile:
 // otherwise bin/relay.js would switch to the sources (tsx: a loader isolate per thread, ~50 MB more),
@@ -142,62 +143,6 @@ const paired = async (anchor: Target, relay: Target) => {
   };
 };
 
-
-/**
- * `GET /api/v1/events` under many streams (issue 13): another tenant writes a history of about
- * 6 MB, then 60 streams (12 keys of one tenant, 5 each) replay that tenant's history at once. RSS
- * and health's latency are sampled meanwhile. Before the streams read by tag in byte-bounded pages,
- * 60 such streams took RSS from 154 MB to 1.1–1.3 GB and health to 1.4 s.
- */
-const eventStreams = async (options: { base: string; dash: string; headers: Record<string, string>; relayPid: number; row: (name: string, value: string) => void }) => {
-  const { base, dash, headers } = options;
-  const newApp = async (name: string) => (await (await fetch(`${dash}/apps`, { method: 'POST', headers, body: JSON.stringify({ name, protocol: ['signal'] }) })).json()) as { id: string };
-  const newKey = async (appId: string) =>
-    ((await (await fetch(`${dash}/credentials`, { method: 'POST', headers, body: JSON.stringify({ type: 'api-key', appIds: [appId], name: 'streams' }) })).json()) as { secret: string }).secret;
-  const other = await newApp('other tenant');
-  const otherKey = await newKey(other.id);
-  const text = 'history '.padEnd(2_000, 'h');
-  let historyBytes = 0;
-  while (historyBytes < 6_000_000) {
-    const body = JSON.stringify({ messages: Array.from({ length: 50 }, () => ({ appId: other.id, messenger: 'signal', contactId: '+15550003', message: text })) });
-    const res = await fetch(`${base}/api/v1/messages/send`, { method: 'POST', headers: { authorization: `Bearer ${otherKey}`, 'content-type': 'application/json' }, body });
-    if (res.status !== 202) throw new Error(`history: ${res.status}`);
-    await res.arrayBuffer();
-    historyBytes += body.length;
-  }
-  const reader = await newApp('reader tenant');
-  const keys = await Promise.all(Array.from({ length: 12 }, () => newKey(reader.id)));
-  const before = rssMb(options.relayPid);
-  let peak = before;
-  const healthMs: number[] = [];
-  let sampling = true;
-  const sampler = (async () => {
-    while (sampling) {
-      peak = Math.max(peak, rssMb(options.relayPid));
-      const t0 = performance.now();
-      await (await fetch(`${base}/api/v1/health`)).arrayBuffer();
-      healthMs.push(performance.now() - t0);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  })();
-  const began = performance.now();
-  const frames = await Promise.all(
-    keys.flatMap((key) =>
-      Array.from({ length: 5 }, async () => {
-        const res = await fetch(`${base}/api/v1/events?follow=false`, { headers: { authorization: `Bearer ${key}` } });
-        if (res.status !== 200) throw new Error(`event stream: ${res.status}`);
-        return (await res.text()).split('\n\n').filter((block) => block.includes('data: ')).length;
-      }),
-    ),
-  );
-  const seconds = (performance.now() - began) / 1000;
-  sampling = false;
-  await sampler;
-  options.row(
-    '60 event streams over a 6 MB history of another tenant',
-    `RSS ${before.toFixed(0)} → peak ${peak.toFixed(0)} MB, health p99 ${percentile(healthMs, 99).toFixed(0)} ms during; ${frames.length} streams of ${frames[0]} events each in ${seconds.toFixed(1)} s`,
-  );
-};
 
 const main = async () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-bench-'));
@@ -331,7 +276,7 @@ const main = async () => {
       'inbound → pollable',
       `p50 ${percentile(pollable, 50).toFixed(1)} ms, p99 ${percentile(pollable, 99).toFixed(1)} ms, from the CLI process’s append to the server’s poll (target p99 ≤ ${onKafka ? 50 : 10})`,
     );
-    await eventStreams({ base, dash, headers, relayPid: relay.pid!, row });
+    await measureEventStreams({ base, dash, headers, relayPid: relay.pid!, row });
     const nested = await measureNestedJson(base, 30);
     row(
       'health p99 under 3 anonymous clients sending a million nested [',

@@ -11,7 +11,7 @@ import { newId } from '../../infra/ids/new-id.ts';
 import { DataKeyGoneError } from '../../infra/event-store/port.ts';
 import { groupMemberLimitOf } from '../../infra/messenger/messenger-rules.ts';
 import type { AppMessengerView } from '../../projections/apps/apps-projection.ts';
-import type { RelayContext } from '../boot/context.ts';
+import type { RelayContext } from '../services/context.ts';
 import { GroupKeyGoneError, groupKeyOf, openGroupField, openGroupKey, sealGroupField, type GroupKey } from '../commands/group-seal.ts';
 import { handleCommand } from '../commands/handle-command.ts';
 import { fail, failDomain, failLimited } from './errors.ts';

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { hashKey } from '../../infra/crypto/keys.ts';
 import type { SessionView, UserView } from '../../projections/users/users-projection.ts';
-import type { RelayContext } from '../boot/context.ts';
+import type { RelayContext } from '../services/context.ts';
 
 export const SESSION_REQUIRED = { success: false, error: 'Session token is required' } as const;
 

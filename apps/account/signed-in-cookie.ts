@@ -1,7 +1,7 @@
 import { failLimited } from './errors.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Config } from '../boot/config.ts';
-import type { RelayContext } from '../boot/context.ts';
+import type { Config } from '../services/config.ts';
+import type { RelayContext } from '../services/context.ts';
 import { startSessionFor, type StartedSession } from '../commands/start-session.ts';
 
 /** The `relay_session` cookie: HTTP-only, same-site lax, Secure when served over HTTPS (cookieIsSecure). */

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { UserCommand } from '../../domain/user/commands.ts';
 import { userDecider, userStreamName } from '../../domain/user/decider.ts';
 import type { UserEvent } from '../../domain/user/events.ts';
-import type { RelayContext } from '../boot/context.ts';
+import type { RelayContext } from '../services/context.ts';
 import { handleCommand, type HandleOptions } from '../commands/handle-command.ts';
 
 /** A command of the signed-in user on their own stream, recorded as theirs and correlated with the request. */

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { RelayContext } from '../boot/context.ts';
-import type { Limiter } from '../limits/limiter.ts';
+import type { RelayContext } from '../services/context.ts';
+import type { Limiter } from '../services/limiter.ts';
 import { eventsRoute } from './routes/events.ts';
 import { healthRoute } from './routes/health.ts';
 import { pollRoute } from './routes/poll.ts';

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RelayContext } from '../boot/context.ts';
-import type { RateLimitKind } from '../boot/metrics.ts';
+import type { RelayContext } from '../services/context.ts';
+import type { RateLimitKind } from '../services/metrics.ts';
 import { authenticate } from './authenticate.ts';
 import type { CredentialView } from '../../projections/credentials/credentials-projection.ts';
 

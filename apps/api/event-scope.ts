@@ -1,5 +1,5 @@
 import { categoryOf, type RecordedEvent } from '../../infra/event-store/port.ts';
-import { inboundAppOf } from '../pipeline/topology.ts';
+import { inboundAppOf } from '../services/topology.ts';
 
 /**
  * The part of an event a key holder may read: events of the key's apps only. Returns the event's

@@ -1,6 +1,6 @@
 import type { ConsumedRecord } from '../../infra/broker/port.ts';
-import type { RelayContext } from '../boot/context.ts';
-import { topics } from '../pipeline/topology.ts';
+import type { RelayContext } from '../services/context.ts';
+import { topics } from '../services/topology.ts';
 import { openInboundRecords, type OpenedInbound } from './polled-messages.ts';
 import type { PolledMessage } from './schemas.ts';
 

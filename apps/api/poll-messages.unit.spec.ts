@@ -6,7 +6,7 @@ import { sealLegacyJson } from '../../test/support/legacy-seal.ts';
 import { createMessageSealer } from '../../infra/crypto/message-sealer.ts';
 import { createSecretBox } from '../../infra/crypto/secret-box.ts';
 import { EventStoreUnavailableError } from '../../infra/event-store/port.ts';
-import type { RelayContext } from '../boot/context.ts';
+import type { RelayContext } from '../services/context.ts';
 import type { InboundRecord } from '../pipeline/queue-records.ts';
 import { popRoundRobin } from './poll-messages.ts';
 

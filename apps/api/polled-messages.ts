@@ -2,7 +2,7 @@ import { inboundBinding, type InboundBody, type InboundMessage } from '../../dom
 import { bodiesOfStrings } from '../../domain/shared/message-body.ts';
 import type { ConsumedRecord } from '../../infra/broker/port.ts';
 import { SealedPayloadError, type OpenedPayload } from '../../infra/crypto/message-sealer.ts';
-import type { RelayContext } from '../boot/context.ts';
+import type { RelayContext } from '../services/context.ts';
 import { isLegacyInbound, type InboundRecord } from '../pipeline/queue-records.ts';
 import type { PolledMessage } from './schemas.ts';
 

@@ -6,9 +6,9 @@ import { MESSENGERS } from '../../domain/shared/messengers.ts';
 import { BrokerUnavailableError } from '../../infra/broker/port.ts';
 import { DataKeyGoneError, type KeyChanges } from '../../infra/event-store/port.ts';
 import { newId } from '../../infra/ids/new-id.ts';
-import type { RelayContext } from '../boot/context.ts';
+import type { RelayContext } from '../services/context.ts';
 import { handleCommand } from '../commands/handle-command.ts';
-import { mergeKeyChanges } from '../commands/sealing-windows.ts';
+import { mergeKeyChanges } from '../services/sealing-windows.ts';
 import type { Caller } from './auth-guard.ts';
 
 export interface SendOutcome {

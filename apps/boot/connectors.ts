@@ -5,32 +5,20 @@ import type { SecretBox } from '../../infra/crypto/secret-box.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
 import type { MessengerConnector } from '../../infra/messenger/port.ts';
 import { SessionConnector, type SkippedKind } from '../../infra/messenger/session/session-connector.ts';
-import type { RelayMetrics } from './metrics.ts';
+import type { RelayMetrics } from '../services/metrics.ts';
 import { DEFAULT_SEED_NODES } from '../../infra/messenger/session/storage-client.ts';
-import { HttpSignalRpc } from '../../infra/messenger/signal/http-signal-rpc.ts';
 import { SignalConnector } from '../../infra/messenger/signal/signal-connector.ts';
-import type { SignalRpc } from '../../infra/messenger/signal/signal-rpc.ts';
-import { TcpSignalRpc } from '../../infra/messenger/signal/tcp-signal-rpc.ts';
 import { SimplexConnector } from '../../infra/messenger/simplex/simplex-connector.ts';
 import { SimulatorConnector } from '../../infra/messenger/simulator/simulator-connector.ts';
 import { SimulatorStore } from '../../infra/messenger/simulator/simulator-store.ts';
-import { ConfigError, type Config } from './config.ts';
+import { ConfigError, type Config } from '../services/config.ts';
 import { EventSessionIdentityStore } from './session-identities.ts';
+import { signalRpcOf } from '../services/signal-rpc.ts';
 
 export interface Connectors {
   readonly byMessenger: ReadonlyMap<Messenger, MessengerConnector>;
   close(): Promise<void>;
 }
-
-/** signal-cli's JSON-RPC over the transport SIGNAL_CLI_URL names (http:// or tcp://). */
-export const signalRpcOf = (config: Pick<Config, 'SIGNAL_CLI_URL' | 'SIGNAL_CLI_TIMEOUT_MS' | 'SIGNAL_CLI_RECEIVE_MODE' | 'SIGNAL_CLI_ACCOUNT_WATCH_MS'>, log: Logger): SignalRpc => {
-  const url = new URL(config.SIGNAL_CLI_URL!);
-  const onMalformed = (reason: string) => log.warn({ component: 'signal' }, reason);
-  const timeoutMs = config.SIGNAL_CLI_TIMEOUT_MS;
-  if (url.protocol === 'tcp:') return new TcpSignalRpc({ host: url.hostname, port: Number(url.port), timeoutMs, onMalformed, subscribe: config.SIGNAL_CLI_RECEIVE_MODE === 'manual', accountWatchMs: config.SIGNAL_CLI_ACCOUNT_WATCH_MS });
-  if (config.SIGNAL_CLI_RECEIVE_MODE === 'manual') throw new ConfigError('Invalid configuration SIGNAL_CLI_RECEIVE_MODE: manual needs the TCP transport (SIGNAL_CLI_URL=tcp://HOST:PORT)');
-  return new HttpSignalRpc({ url: url.origin, timeoutMs, onMalformed, accountWatchMs: config.SIGNAL_CLI_ACCOUNT_WATCH_MS });
-};
 
 /** What the connectors need of the shared context: the history and the secret box (Session's seeds live there, sealed). */
 export interface ConnectorDeps {

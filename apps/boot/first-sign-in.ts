@@ -7,8 +7,8 @@
 import { requestSignInLink } from '../commands/request-sign-in-link.ts';
 import { emailOrUndefined } from '../commands/start-session.ts';
 import { newId } from '../../infra/ids/new-id.ts';
-import { ConfigError } from './config.ts';
-import type { RelayContext } from './context.ts';
+import { ConfigError } from '../services/config.ts';
+import type { RelayContext } from '../services/context.ts';
 
 export const announceFirstSignIn = async (ctx: RelayContext, write: (line: string) => void = (line) => process.stdout.write(line)): Promise<void> => {
   if (ctx.config.SMTP_URL) return;

@@ -1,6 +1,6 @@
 import { openSmtpMailer } from '../../infra/mail/mailer.ts';
-import type { RelayContext } from './context.ts';
-import { openBilling } from './payments.ts';
+import type { RelayContext } from '../services/context.ts';
+import { openBilling } from '../services/payments.ts';
 import type { Connectors } from './connectors.ts';
 import { startAlertDispatcher } from '../pipeline/alert-dispatcher.ts';
 import { startBodyShredder } from '../pipeline/body-shredder.ts';
@@ -14,7 +14,7 @@ import { startPaymentWatcher } from '../pipeline/payment-watcher.ts';
 import { startQueuePublisher } from '../pipeline/queue-publisher.ts';
 import type { BodyOpener } from '../pipeline/sealed-bodies.ts';
 import { startSubscriptionKeeper } from '../pipeline/subscription-keeper.ts';
-import { inboundAppOf } from '../pipeline/topology.ts';
+import { inboundAppOf } from '../services/topology.ts';
 import { startWebhookDispatcher } from '../pipeline/webhook-dispatcher.ts';
 
 /**

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSqliteEventStore } from '../../infra/event-store/sqlite/sqlite-event-store.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
-import { ConfigError } from './config.ts';
+import { ConfigError } from '../services/config.ts';
 import { checkedSecretKey, SECRET_KEY_IN_USE, SECRET_KEY_STREAM, secretKeyFingerprint } from './secret-key-check.ts';
 
 describe('the secret key checked against the event store', () => {

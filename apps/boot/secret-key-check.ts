@@ -1,7 +1,7 @@
 import { createKeyedHash } from '../../infra/crypto/keyed-hash.ts';
 import { existingSecretKey, generateSecretKeyFile } from '../../infra/crypto/secret-key-file.ts';
 import { ExpectedVersionConflictError, type EventStore } from '../../infra/event-store/port.ts';
-import { ConfigError } from './config.ts';
+import { ConfigError } from '../services/config.ts';
 
 /** The stream that says which secret key the history's secrets and message keys are sealed with. */
 export const SECRET_KEY_STREAM = 'relay-secretkey';

@@ -6,9 +6,9 @@ import type { EventStore, EventTagger } from '../../infra/event-store/port.ts';
 import { tagsOf, TAGS_VERSION } from '../history/event-tags.ts';
 import { CHECKPOINT_PAGES, LATE_CHECKPOINT_PAGES } from '../../infra/sqlite/checkpoint-pages.ts';
 import type { SqliteSynchronous } from '../../infra/sqlite/open-sqlite.ts';
-import { messageRetentionMs, type Config } from './config.ts';
-import { topicPolicyOf } from '../pipeline/topology.ts';
-import { configuredStoreLocation, type StoreLocation } from './store-location.ts';
+import { messageRetentionMs, type Config } from '../services/config.ts';
+import { topicPolicyOf } from '../services/topology.ts';
+import { configuredStoreLocation, type StoreLocation } from '../services/store-location.ts';
 
 /*
  * Each adapter is imported when it is configured: the client libraries of the stores not in use
@@ -92,7 +92,7 @@ export const openEventStoreAt = async (location: StoreLocation, options: OpenOpt
   }
 };
 
-/** How Relay's topics are kept (apps/pipeline/topology.ts): partitions, and the message retention. */
+/** How Relay's topics are kept (apps/services/topology.ts): partitions, and the message retention. */
 const relayTopicPolicy = (config: Config) => topicPolicyOf({ partitions: config.KAFKA_PARTITIONS, retentionMs: messageRetentionMs(config) });
 
 /** Opens the broker that the configuration names; Kafka keeps its pop claims in the event store. */

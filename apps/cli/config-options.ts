@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
-import { prepareDataDir } from '../boot/data-dir.ts';
-import { CONFIG_KEYS, flagName, loadConfig, type Config, type ConfigKey } from '../boot/config.ts';
-import { SECRET_FILE_SETTINGS, SECRET_SETTINGS, type SecretFileSetting } from '../boot/secret-settings.ts';
+import { prepareDataDir } from '../services/data-dir.ts';
+import { CONFIG_KEYS, flagName, loadConfig, type Config, type ConfigKey } from '../services/config.ts';
+import { SECRET_FILE_SETTINGS, SECRET_SETTINGS, type SecretFileSetting } from '../services/secret-settings.ts';
 
 /**
  * Every command takes every configuration setting as a flag (`--data-dir`), overriding the

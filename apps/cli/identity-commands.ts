@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
-import type { RelayContext } from '../boot/context.ts';
-import { sessionConnectorOf, signalRpcOf } from '../boot/connectors.ts';
+import type { RelayContext } from '../services/context.ts';
+import { sessionConnectorOf } from '../boot/connectors.ts';
+import { signalRpcOf } from '../services/signal-rpc.ts';
 import { EventSessionIdentityStore } from '../boot/session-identities.ts';
 import type { SignalRpc } from '../../infra/messenger/signal/signal-rpc.ts';
 import { withConfigOptions } from './config-options.ts';
 import { exportSessionIdentity, importSessionIdentity, type SessionSecret } from './commands/session-messenger.ts';
-import { bindSignalAccount } from './commands/signal-bind.ts';
-import { linkSignalAccount } from './commands/signal-link.ts';
+import { bindSignalAccount } from '../commands/signal-bind.ts';
+import { linkSignalAccount } from '../commands/signal-link.ts';
 import { withContext } from './with-stores.ts';
 
 /** Runs `work` with the stores and a connection to the configured signal-cli daemon, closed after. */

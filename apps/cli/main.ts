@@ -1,8 +1,8 @@
 import { Command, Option } from 'commander';
 import { ROLES, startRelay, type Role } from '../boot/runtime.ts';
-import { ConfigError } from '../boot/config.ts';
-import { VERSION } from '../boot/version.ts';
-import { RUNNING_FROM } from '../boot/running-from.ts';
+import { ConfigError } from '../services/config.ts';
+import { VERSION } from '../services/version.ts';
+import { RUNNING_FROM } from '../services/running-from.ts';
 import { configFrom, withConfigOptions } from './config-options.ts';
 import { addHistoryCommands } from './history-commands.ts';
 import { addIdentityCommands } from './identity-commands.ts';

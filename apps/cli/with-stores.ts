@@ -1,6 +1,6 @@
 import type { EventStore } from '../../infra/event-store/port.ts';
-import type { RelayContext } from '../boot/context.ts';
-import { createLogger } from '../boot/logger.ts';
+import type { RelayContext } from '../services/context.ts';
+import { createLogger } from '../services/logger.ts';
 import { closeContext, openContext } from '../boot/runtime.ts';
 import { openEventStore } from '../boot/stores.ts';
 import { configFrom } from './config-options.ts';

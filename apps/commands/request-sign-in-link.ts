@@ -10,7 +10,7 @@ import { hashKey } from '../../infra/crypto/keys.ts';
 import type { DomainError } from '../../domain/shared/errors.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
 import { newId } from '../../infra/ids/new-id.ts';
-import type { Config } from '../boot/config.ts';
+import type { Config } from '../services/config.ts';
 import { handleCommand } from './handle-command.ts';
 
 export type SignInLink = { readonly ok: true; readonly link: string; readonly expiresAt: Date } | { readonly ok: false; readonly error: DomainError };

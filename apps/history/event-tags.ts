@@ -1,5 +1,5 @@
 import { categoryOf } from '../../infra/event-store/port.ts';
-import { inboundAppOf } from '../pipeline/topology.ts';
+import { inboundAppOf } from '../services/topology.ts';
 
 /**
  * The tags of an event: which apps it concerns (`app:<appId>`). The event store keeps them as an

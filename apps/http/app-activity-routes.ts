@@ -20,7 +20,7 @@ import { MESSENGERS } from '../../domain/shared/messengers.ts';
 import { postWebhook } from '../../infra/net/webhook-client.ts';
 import { LOG_STATUSES } from '../../projections/message-log/entries.ts';
 import type { AppView } from '../../projections/apps/apps-projection.ts';
-import type { RelayContext } from '../boot/context.ts';
+import type { RelayContext } from '../services/context.ts';
 import { handleCommand } from '../commands/handle-command.ts';
 import { isCrossOrigin, PROXY_ERRORS } from '../dashboard/proxy.ts';
 import { webhookHeaders } from '../pipeline/webhook-dispatcher.ts';

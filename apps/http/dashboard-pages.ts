@@ -10,9 +10,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fs from 'node:fs';
 import path from 'node:path';
 import { MESSENGERS } from '../../domain/shared/messengers.ts';
-import type { Config } from '../boot/config.ts';
-import type { RelayContext } from '../boot/context.ts';
-import { PROJECT_ROOT } from '../boot/running-from.ts';
+import type { Config } from '../services/config.ts';
+import type { RelayContext } from '../services/context.ts';
+import { PROJECT_ROOT } from '../services/running-from.ts';
 import { cookieTokenHash, cookieUser, escapeHtml, withCookies } from './dashboard-session.ts';
 
 const WHY: Record<string, string> = {

@@ -7,7 +7,7 @@ import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { hashKey } from '../../infra/crypto/keys.ts';
 import type { UserView } from '../../projections/users/users-projection.ts';
-import type { RelayContext } from '../boot/context.ts';
+import type { RelayContext } from '../services/context.ts';
 
 /** The cookie that carries a dashboard session's token. */
 export const SESSION_COOKIE = 'relay_session';

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
-import { mergedMetricsText, type MetricsSnapshot, type RelayMetrics } from '../boot/metrics.ts';
+import { mergedMetricsText, type MetricsSnapshot, type RelayMetrics } from '../services/metrics.ts';
 
 export const METRICS_UNAUTHORIZED = 'A metrics token is required (Authorization: Bearer <METRICS_TOKEN>)';
 

@@ -1,7 +1,7 @@
 import { ServerResponse, type IncomingMessage } from 'node:http';
 import { LogController, type FastifyError, type FastifyReply, type FastifyRequest, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import type { Logger } from 'pino';
-import type { RelayMetrics } from '../boot/metrics.ts';
+import type { RelayMetrics } from '../services/metrics.ts';
 
 /** What a route stamps on its response for the record: the route's pattern and Fastify's request id. */
 interface Stamped {

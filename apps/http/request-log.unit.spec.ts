@@ -3,7 +3,7 @@ import http, { ServerResponse } from 'node:http';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RequestLabels } from '../boot/request-durations.ts';
+import type { RequestLabels } from '../services/request-durations.ts';
 import { fastifyLogOptions, loggedResponse, stampingErrorHandler, stampRoutes } from './request-log.ts';
 
 const apps: FastifyInstance[] = [];

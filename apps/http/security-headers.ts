@@ -51,7 +51,7 @@ export const securityHeaders = (): Readonly<Record<string, string>> => {
  * Fastify writes them, in lower case). Setting them with `setHeader` as each request came in
  * (what the server did before) sent every answer down Node's slower path of `writeHead`, which
  * then copies the caller's headers one `setHeader` at a time. With the cheaper request histogram
- * (apps/boot/request-durations.ts), this took a `GET /health` from 108.5 to 89.5 µs of CPU (bare
+ * (apps/services/request-durations.ts), this took a `GET /health` from 108.5 to 89.5 µs of CPU (bare
  * Fastify: 64), issue 28, item 5.
  */
 export const responseWithHeaders = (given: ReadonlyArray<readonly [string, string]>) => {

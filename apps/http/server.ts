@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import http from 'node:http';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { publicApi } from '../api/app.ts';
-import type { Limiter } from '../limits/limiter.ts';
+import type { Limiter } from '../services/limiter.ts';
 import { metricsRoute } from './metrics-route.ts';
 import { ACCOUNT_PREFIX, AUTH_PREFIX, GROUP_PREFIX } from '../account/app.ts';
 import { AUTH_ROUTES, GROUP_ROUTES, routeMatcher } from '../dashboard/allowlist.ts';
@@ -16,14 +16,14 @@ import { appActivityRoutes } from './app-activity-routes.ts';
 import { testMessageRoute } from './test-message-route.ts';
 import type { StatisticsSource } from '../read-models/statistics-model.ts';
 import { registerApiDocs } from './docs.ts';
-import type { RelayContext } from '../boot/context.ts';
-import type { MetricsSnapshot } from '../boot/metrics.ts';
+import type { RelayContext } from '../services/context.ts';
+import type { MetricsSnapshot } from '../services/metrics.ts';
 import { responseWithHeaders, securityHeaders } from './security-headers.ts';
 import { connectionGuard } from './connections.ts';
 import { relayErrorHandler } from './error-handler.ts';
 import { boundJsonBodies } from './bounded-json.ts';
 import { coalescedWrites } from './coalesced-writes.ts';
-import { trustProxyOption } from '../boot/trust-proxy.ts';
+import { trustProxyOption } from '../services/trust-proxy.ts';
 
 /**
  * The HTTP face of Relay: the public API under `/api/v1`, the dashboard proxy under

@@ -10,8 +10,8 @@
  * restart forgets a pending link, which the user simply asks again once its slot expired).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { RelayContext } from '../boot/context.ts';
-import { signalRpcOf } from '../boot/connectors.ts';
+import type { RelayContext } from '../services/context.ts';
+import { signalRpcOf } from '../services/signal-rpc.ts';
 import { isCrossOrigin, PROXY_ERRORS } from '../dashboard/proxy.ts';
 import { cookieUser, withCookies } from './dashboard-session.ts';
 import { signalLinks, type LinkAnswer } from './signal-link-slots.ts';

@@ -17,9 +17,9 @@ import type { SignalRpc } from '../../infra/messenger/signal/signal-rpc.ts';
 import { newId } from '../../infra/ids/new-id.ts';
 import { signalLinkDecider, signalLinkStreamName, type SignalLinkState } from '../../domain/signal-link/decider.ts';
 import type { AppMessengerView } from '../../projections/apps/apps-projection.ts';
-import type { RelayContext } from '../boot/context.ts';
+import type { RelayContext } from '../services/context.ts';
 import { handleCommand } from '../commands/handle-command.ts';
-import { linkFailureReason, linkSignalAccount, type LinkOutcome } from '../cli/commands/signal-link.ts';
+import { linkFailureReason, linkSignalAccount, type LinkOutcome } from '../commands/signal-link.ts';
 
 /** How long the phone has to scan, and how long an outcome is kept for the page to read. */
 export const WAIT_FOR_PHONE_MS = 5 * 60_000;

@@ -1,12 +1,12 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { buildAccountApp } from '../account/app.ts';
-import type { Limiter } from '../limits/limiter.ts';
+import type { Limiter } from '../services/limiter.ts';
 import { metricsRoute } from './metrics-route.ts';
 import { httpForwarder, inProcessForwarder } from '../dashboard/forwarder.ts';
 import { buildServer } from './server.ts';
 import { startStatisticsModel, statisticsSnapshotFile, type StatisticsModel, type StatisticsSource } from '../read-models/statistics-model.ts';
-import type { RelayContext } from '../boot/context.ts';
-import type { MetricsSnapshot } from '../boot/metrics.ts';
+import type { RelayContext } from '../services/context.ts';
+import type { MetricsSnapshot } from '../services/metrics.ts';
 
 /** An HTTP face of Relay, listening. */
 export interface HttpParts {

@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isStatisticsWindow, type StatisticsWindow } from '../../domain/statistics/buckets.ts';
 import type { Breakdown, StatisticsView, Totals } from '../../projections/statistics/views.ts';
 import type { StatisticsQuery, StatisticsSource } from '../read-models/statistics-model.ts';
-import type { RelayContext } from '../boot/context.ts';
+import type { RelayContext } from '../services/context.ts';
 import { DASHBOARD_CSP, FAVICON_LINK } from './dashboard-pages.ts';
 import { cookieTokenHash, cookieUser, escapeHtml as escape, sessionLives, withCookies } from './dashboard-session.ts';
 import { SESSION_REQUIRED } from '../account/session.ts';

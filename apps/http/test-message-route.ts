@@ -12,8 +12,8 @@ import { validateSendItem } from '../../domain/send-batch/validate.ts';
 import { newId } from '../../infra/ids/new-id.ts';
 import { buckets } from '../api/buckets.ts';
 import { enqueueMessages } from '../api/send-messages.ts';
-import type { RelayContext } from '../boot/context.ts';
-import type { Limiter } from '../limits/limiter.ts';
+import type { RelayContext } from '../services/context.ts';
+import type { Limiter } from '../services/limiter.ts';
 import { fail, ownedApp } from './app-activity-routes.ts';
 import { withCookies } from './dashboard-session.ts';
 

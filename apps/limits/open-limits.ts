@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
 import type { KeyedHash } from '../../infra/crypto/keyed-hash.ts';
 import type { LimitStore } from '../../infra/limits/port.ts';
-import { MemorySeatStore, type SeatStore } from '../../infra/limits/seats.ts';
+import { MemorySeatStore } from '../../infra/limits/seats.ts';
 import { RateLimiter } from './rate-limiter.ts';
-import type { Config } from '../boot/config.ts';
-import type { Limiter } from './limiter.ts';
+import type { Config } from '../services/config.ts';
+import type { Limiter, Limits } from '../services/limiter.ts';
 import { SlicedLimiter } from './sliced-limiter.ts';
 
 /**
@@ -14,15 +14,6 @@ import { SlicedLimiter } from './sliced-limiter.ts';
  * a deployment shares them: a SlicedLimiter per limit on the PostgreSQL limit store, in the
  * deployment's schema. docs/limits.md says what each bound is.
  */
-export interface Limits {
-  /** Whether the windows are shared with the other instances on the same store. */
-  readonly shared: boolean;
-  /** A limit whose windows last `windowMs`. */
-  limiter(windowMs: number, evictEveryMs?: number): Limiter;
-  /** Caps on what is held open at once (event streams per key and per user). */
-  readonly seats: SeatStore;
-  close(): Promise<void>;
-}
 
 export const openLimits = async (config: Config, log: Logger, keyedHash: KeyedHash): Promise<Limits> => {
   if (config.EVENT_STORE === 'sqlite' || config.DATABASE_URL === undefined) {

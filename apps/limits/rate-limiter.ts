@@ -1,4 +1,4 @@
-import type { LimitDecision, Limiter } from './limiter.ts';
+import type { LimitDecision, Limiter } from '../services/limiter.ts';
 
 /**
  * Rate limiting in this process only (the embedded default; the fallback of a shared limit whose

@@ -1,7 +1,7 @@
 import { LimitStoreUnavailableError, type LimitLease, type LimitStore } from '../../infra/limits/port.ts';
 import { RateLimiter } from './rate-limiter.ts';
-import type { LimitDecision } from './limiter.ts';
-import type { Limiter } from './limiter.ts';
+import type { LimitDecision } from '../services/limiter.ts';
+import type { Limiter } from '../services/limiter.ts';
 
 /**
  * A rate limit shared by every instance on one LimitStore, without a round trip per request. Each

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryLimitStore } from '../../infra/limits/memory-limit-store.ts';
 import { LimitStoreUnavailableError, type LimitStore } from '../../infra/limits/port.ts';
-import type { LimitDecision } from './limiter.ts';
+import type { LimitDecision } from '../services/limiter.ts';
 import { SlicedLimiter } from './sliced-limiter.ts';
 
 const WINDOW = 60_000;

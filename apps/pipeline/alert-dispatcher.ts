@@ -15,7 +15,7 @@ import { openContact } from '../commands/contact-seal.ts';
 import { handleCommand } from '../commands/handle-command.ts';
 import { ALERTING, alertFor, type Alert } from './alerts.ts';
 import type { MessengerAlertSender } from './messenger-alert-sender.ts';
-import { checkpoints } from './topology.ts';
+import { checkpoints } from '../services/topology.ts';
 
 export interface AlertDispatcherDeps {
   readonly store: EventStore;

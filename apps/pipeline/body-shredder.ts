@@ -3,7 +3,7 @@ import { shredDecider, shredStreamName } from '../../domain/shred/decider.ts';
 import type { ForgetReason, ForgottenKey } from '../../domain/shred/events.ts';
 import { DataKeyGoneError, type EventStore, type RetiredBecause } from '../../infra/event-store/port.ts';
 import { uuidV7 } from '../../infra/ids/uuid-v7.ts';
-import type { RelayMetrics } from '../boot/metrics.ts';
+import type { RelayMetrics } from '../services/metrics.ts';
 import { handleCommand } from '../commands/handle-command.ts';
 
 export interface BodyShredderDeps {

@@ -7,8 +7,8 @@ import type { MessageSealer } from '../../infra/crypto/message-sealer.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
 import type { InboundFromContact } from '../../infra/messenger/port.ts';
 import type { UsersProjection } from '../../projections/users/users-projection.ts';
-import type { Limiter } from '../limits/limiter.ts';
-import type { Limits } from '../limits/open-limits.ts';
+import type { Limiter } from '../services/limiter.ts';
+import type { Limits } from '../services/limiter.ts';
 import { handleCommand } from '../commands/handle-command.ts';
 import { newContactKey, sealContact } from '../commands/contact-seal.ts';
 

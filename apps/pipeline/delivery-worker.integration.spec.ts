@@ -9,7 +9,7 @@ import { createSqliteEventStore } from '../../infra/event-store/sqlite/sqlite-ev
 import { EventStoreUnavailableError, type EventStore } from '../../infra/event-store/port.ts';
 import type { MessengerConnector, OutboundDelivery } from '../../infra/messenger/port.ts';
 import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
-import type { RelayMetrics } from '../boot/metrics.ts';
+import type { RelayMetrics } from '../services/metrics.ts';
 import { startDeliveryWorker } from './delivery-worker.ts';
 import type { OutboundRecord } from './queue-records.ts';
 import type { BodyOpener } from './sealed-bodies.ts';

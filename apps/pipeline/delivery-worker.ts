@@ -11,11 +11,11 @@ import { BotIdentityMissingError, DeliveryWithdrawnError, type MessengerConnecto
 import { isUnavailable } from '../../infra/errors/unavailable.ts';
 import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
 import { handleCommand, type HandleResult } from '../commands/handle-command.ts';
-import type { RelayMetrics } from '../boot/metrics.ts';
+import type { RelayMetrics } from '../services/metrics.ts';
 import { isLegacyOutbound, type OutboundRecord } from './queue-records.ts';
 import type { BodyOpener } from './sealed-bodies.ts';
 import { deliverInParts } from './split-delivery.ts';
-import { DELIVERY_GROUP, deliveryTopics } from './topology.ts';
+import { DELIVERY_GROUP, deliveryTopics } from '../services/topology.ts';
 
 
 export interface DeliveryWorkerDeps {

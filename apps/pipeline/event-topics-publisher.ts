@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Broker, OutgoingRecord } from '../../infra/broker/port.ts';
 import { categoryOf, type EventStore, type RecordedEvent } from '../../infra/event-store/port.ts';
-import { checkpoints, topics } from './topology.ts';
+import { checkpoints, topics } from '../services/topology.ts';
 import { toPublicEvent } from '../history/public-event.ts';
 import { startCheckpointedSubscription, type CheckpointedSubscription } from '../../infra/event-store/checkpointed-subscription.ts';
 

@@ -20,7 +20,8 @@ import { SimulatorStore } from '../../infra/messenger/simulator/simulator-store.
 import { createReadModels } from '../../projections/read-models.ts';
 import { handleCommand } from '../commands/handle-command.ts';
 import { groupKeyOf, sealGroupField, type GroupKey } from '../commands/group-seal.ts';
-import { startProjectionRunner, type ProjectionRunner } from '../read-models/runner.ts';
+import { startProjectionRunner } from '../read-models/runner.ts';
+import type { ProjectionRunner } from '../services/projection-runner.ts';
 import { startGroupAdministrator, type GroupAdministrator } from './group-administrator.ts';
 
 const log = pino({ level: 'silent' });

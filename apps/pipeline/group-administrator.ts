@@ -12,7 +12,7 @@ import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
 import type { GroupsProjection, GroupView } from '../../projections/groups/groups-projection.ts';
 import { handleCommand } from '../commands/handle-command.ts';
 import { membersDigest, openGroupField, openGroupKey, sealGroupField, sealMemberList } from '../commands/group-seal.ts';
-import { checkpoints } from './topology.ts';
+import { checkpoints } from '../services/topology.ts';
 
 export interface GroupAdministratorDeps {
   readonly store: EventStore;

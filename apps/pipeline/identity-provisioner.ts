@@ -4,7 +4,7 @@ import type { AppEvent } from '../../domain/app/events.ts';
 import type { Messenger } from '../../domain/shared/messengers.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
 import type { MessengerConnector } from '../../infra/messenger/port.ts';
-import { checkpoints } from './topology.ts';
+import { checkpoints } from '../services/topology.ts';
 import { handleCommand } from '../commands/handle-command.ts';
 import { startCheckpointedSubscription, type CheckpointedSubscription } from '../../infra/event-store/checkpointed-subscription.ts';
 

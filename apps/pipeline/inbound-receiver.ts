@@ -8,10 +8,10 @@ import { DataKeyGoneError, type EventStore } from '../../infra/event-store/port.
 import { newId } from '../../infra/ids/new-id.ts';
 import type { InboundFromContact } from '../../infra/messenger/port.ts';
 import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
-import type { RelayContext } from '../boot/context.ts';
+import type { RelayContext } from '../services/context.ts';
 import { handleCommand, type HandleResult } from '../commands/handle-command.ts';
-import type { SealingWindows } from '../commands/sealing-windows.ts';
-import type { Limiter } from '../limits/limiter.ts';
+import type { SealingWindows } from '../services/sealing-windows.ts';
+import type { Limiter } from '../services/limiter.ts';
 import { actOnCodeCommand, type CodeCommandDeps, type CodeCommandOutcome } from './code-commands.ts';
 
 export type ReceiveResult =
@@ -23,7 +23,7 @@ export interface InboundDeps {
   readonly store: EventStore;
   readonly apps: AppsProjection;
   readonly sealer: MessageSealer;
-  /** The app's data key of the moment (commands/sealing-windows.ts). */
+  /** The app's data key of the moment (apps/services/sealing-windows.ts). */
   readonly sealing: SealingWindows;
   /** What acts on `/signin CODE` and `/link CODE`. */
   readonly codes: CodeCommandDeps;

@@ -2,7 +2,7 @@ import { validateSendItem } from '../../domain/send-batch/validate.ts';
 import type { Messenger } from '../../domain/shared/messengers.ts';
 import { newId } from '../../infra/ids/new-id.ts';
 import { enqueueMessages } from '../api/send-messages.ts';
-import type { RelayContext } from '../boot/context.ts';
+import type { RelayContext } from '../services/context.ts';
 
 export type MessengerAlertOutcome = { sent: true; messageId: string } | { sent: false; reason: string };
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import pino from 'pino';
 import type { Worker as WorkerType } from 'node:worker_threads';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ConfigError, loadConfig } from '../boot/config.ts';
+import { ConfigError, loadConfig } from '../services/config.ts';
 import { startPipelineThread, type PipelineThread } from './pipeline-thread.ts';
 
 // The real Worker class, recording each thread started, so that a test can end one as a crash would.

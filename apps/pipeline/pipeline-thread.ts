@@ -1,8 +1,8 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import { ConfigError, type Config } from '../boot/config.ts';
-import type { MetricsSnapshot } from '../boot/metrics.ts';
-import { RUNNING_FROM } from '../boot/running-from.ts';
+import { ConfigError, type Config } from '../services/config.ts';
+import type { MetricsSnapshot } from '../services/metrics.ts';
+import { RUNNING_FROM } from '../services/running-from.ts';
 import type { FromPipeline, ToPipeline } from './thread-messages.ts';
 import type { StatisticsChannel } from '../read-models/remote-statistics.ts';
 

@@ -8,7 +8,7 @@ import { startCheckpointedSubscription, type CheckpointedSubscription } from '..
 import type { EventStore, RecordedEvent } from '../../infra/event-store/port.ts';
 import type { OutboundRef } from '../../domain/send-batch/message.ts';
 import type { DeadNotice, InboundRecord, LegacyOutboundMessage, OutboundRecord } from './queue-records.ts';
-import { checkpoints, QUEUE_PUBLISHER_FILTER, topics } from './topology.ts';
+import { checkpoints, QUEUE_PUBLISHER_FILTER, topics } from '../services/topology.ts';
 
 /**
  * The events the publisher is given: those of its filter's types only. A case for another type

@@ -13,7 +13,7 @@ import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
 import { FakeSessionSwarm } from '../../test/support/fake-session-swarm.ts';
 import { fakeSwarmStorage } from '../../test/support/fake-swarm-storage.ts';
 import { SessionTestClient } from '../../test/support/session-test-client.ts';
-import type { RelayMetrics } from '../boot/metrics.ts';
+import type { RelayMetrics } from '../services/metrics.ts';
 import { startDeliveryWorker } from './delivery-worker.ts';
 import type { OutboundRecord } from './queue-records.ts';
 import type { BodyOpener } from './sealed-bodies.ts';

@@ -5,7 +5,7 @@ import { startCheckpointedSubscription, type CheckpointedSubscription } from '..
 import type { EventStore } from '../../infra/event-store/port.ts';
 import type { InvoicesProjection } from '../../projections/invoices/invoices-projection.ts';
 import { handleCommand } from '../commands/handle-command.ts';
-import { checkpoints } from './topology.ts';
+import { checkpoints } from '../services/topology.ts';
 
 /**
  * Turns each paid invoice into paid time on its owner's stream (`SubscriptionExtended`, once per

@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { startParts, type RunningRelay } from '../boot/runtime.ts';
-import type { Config } from '../boot/config.ts';
-import { createLogger } from '../boot/logger.ts';
+import type { Config } from '../services/config.ts';
+import { createLogger } from '../services/logger.ts';
 import type { FromPipeline, ToPipeline } from './thread-messages.ts';
 import { lowerThisThreadPriority } from './thread-priority.ts';
 import { answer, startStatisticsModel, statisticsSnapshotFile, type StatisticsModel } from '../read-models/statistics-model.ts';

@@ -1,4 +1,4 @@
-import type { MetricsSnapshot } from '../boot/metrics.ts';
+import type { MetricsSnapshot } from '../services/metrics.ts';
 import type { StatisticsQuery } from '../read-models/statistics-model.ts';
 
 /** What the API thread says to the pipeline thread. */

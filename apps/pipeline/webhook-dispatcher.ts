@@ -11,8 +11,8 @@ import type { LookupFunction } from 'node:net';
 import type { AppView, AppsProjection } from '../../projections/apps/apps-projection.ts';
 import { openInboundRecords, type OpenedInbound } from '../api/polled-messages.ts';
 import { handleCommand } from '../commands/handle-command.ts';
-import { topics } from './topology.ts';
-import type { RelayMetrics } from '../boot/metrics.ts';
+import { topics } from '../services/topology.ts';
+import type { RelayMetrics } from '../services/metrics.ts';
 
 export interface WebhookSettings {
   readonly timeoutMs: number;

@@ -4,7 +4,7 @@
  * user's figures registers here (bounded as the model bounds them), and the thread is asked to
  * tell this thread of that user's changes only while someone here listens.
  */
-import { StatisticsListeners, type StatisticsListener, type Subscription } from '../../projections/statistics/listeners.ts';
+import { StatisticsListeners, undoneOnce, type StatisticsListener, type Subscription } from '../../projections/statistics/listeners.ts';
 import type { StatisticsAnswer, StatisticsQuery, StatisticsSource } from './statistics-model.ts';
 
 /** What the pipeline thread offers for it (apps/pipeline/pipeline-thread.ts); it watches again after a restart. */
@@ -29,21 +29,15 @@ export const remoteStatistics = (channel: () => StatisticsChannel | undefined): 
       const count = (watched.get(userId) ?? 0) + 1;
       watched.set(userId, count);
       if (count === 1) channel()?.watch(userId);
-      let active = true;
-      return {
-        ok: true,
-        unsubscribe: () => {
-          if (!active) return;
-          active = false;
-          subscription.unsubscribe();
-          const left = (watched.get(userId) ?? 1) - 1;
-          if (left > 0) watched.set(userId, left);
-          else {
-            watched.delete(userId);
-            channel()?.unwatch(userId);
-          }
-        },
-      };
+      return undoneOnce(() => {
+        subscription.unsubscribe();
+        const left = (watched.get(userId) ?? 1) - 1;
+        if (left > 0) watched.set(userId, left);
+        else {
+          watched.delete(userId);
+          channel()?.unwatch(userId);
+        }
+      });
     },
     /** A change the thread told of. */
     changed: (userId: string, appIds: readonly string[]) => {

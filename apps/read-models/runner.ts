@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { EventStore } from '../../infra/event-store/port.ts';
 import { startResilientSubscription } from '../../infra/event-store/resilient-subscription.ts';
 import type { Projection } from '../../projections/projection.ts';
+import type { ProjectionRunner } from '../services/projection-runner.ts';
 import { applyEvent, categoriesOf } from './feed.ts';
 import { restoreSnapshot, saveSnapshot, type Checkpoint } from './snapshots.ts';
 
@@ -14,13 +15,6 @@ import { restoreSnapshot, saveSnapshot, type Checkpoint } from './snapshots.ts';
  * says whether it is following. The snapshot is written every
  * `snapshotEveryMs` when the models changed, and at stop.
  */
-export interface ProjectionRunner {
-  /** Global position of the last event applied. */
-  readonly position: bigint;
-  readonly healthy: boolean;
-  catchUp(): Promise<void>;
-  stop(): Promise<void>;
-}
 
 export interface SnapshotOptions {
   file: string;

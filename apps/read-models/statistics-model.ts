@@ -15,10 +15,11 @@ import type { EventStore } from '../../infra/event-store/port.ts';
 import type { StatisticsListener, Subscription } from '../../projections/statistics/listeners.ts';
 import { StatisticsProjection } from '../../projections/statistics/statistics-projection.ts';
 import type { StatisticsView, UserStatisticsView } from '../../projections/statistics/views.ts';
-import type { Config } from '../boot/config.ts';
+import type { Config } from '../services/config.ts';
 import { MessageLogProjection } from '../../projections/message-log/message-log-projection.ts';
 import type { MessageLogFilter, MessageLogView } from '../../projections/message-log/entries.ts';
-import { startProjectionRunner, type ProjectionRunner } from './runner.ts';
+import { startProjectionRunner } from './runner.ts';
+import type { ProjectionRunner } from '../services/projection-runner.ts';
 
 /**
  * What a page asks: a user's statistics (all apps), or one app's (undefined when not theirs); or

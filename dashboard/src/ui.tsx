@@ -116,22 +116,27 @@ export const Qr = (props: { text: string; label: string }) => (
   </figure>
 );
 
-export const Loading = () => <p aria-busy="true">Loading…</p>;
-
-export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
-
-/** A table's header row: one column heading per name. */
-export const ColumnHeads = (props: { names: readonly string[] }) => (
+/** A table's head: its columns, and (given `actions`) a last one for the row's actions, named for screen readers only. */
+export const TableHead = (props: { columns: readonly string[]; actions?: string }) => (
   <thead>
     <tr>
-      {props.names.map((name) => (
-        <th key={name} scope="col">
-          {name}
+      {props.columns.map((column) => (
+        <th scope="col" key={column}>
+          {column}
         </th>
       ))}
+      {props.actions !== undefined && (
+        <th scope="col">
+          <span class="visually-hidden">{props.actions}</span>
+        </th>
+      )}
     </tr>
   </thead>
 );
+
+export const Loading = () => <p aria-busy="true">Loading…</p>;
+
+export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
 
 const MESSENGER_LABELS: Record<string, string> = { signal: 'Signal', simplex: 'SimpleX', session: 'Session' };
 

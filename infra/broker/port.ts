@@ -2,7 +2,7 @@
  * The Broker port: log topics that carry messages (never state).
  *
  * Which topics exist and how they are kept is the application's business (Relay's are named in
- * apps/pipeline/topology.ts): adapters learn it from a TopicPolicy. Shaped so that both the
+ * apps/services/topology.ts): adapters learn it from a TopicPolicy. Shaped so that both the
  * embedded SQLite log and
  * Apache Kafka (kafkajs) implement it: consumption is by consumer group with committed
  * offsets, records are ordered per topic (per partition on Kafka), and `pop` is the destructive

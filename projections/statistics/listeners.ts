@@ -17,6 +17,19 @@ export type Subscription =
   | { readonly ok: true; readonly unsubscribe: () => void }
   | { readonly ok: false; readonly reason: 'too-many-for-user' | 'too-many' };
 
+/** A subscription that `undo` ends: its unsubscribe ends it once, however often it is called. */
+export const undoneOnce = (undo: () => void): Extract<Subscription, { ok: true }> => {
+  let active = true;
+  return {
+    ok: true,
+    unsubscribe: () => {
+      if (!active) return;
+      active = false;
+      undo();
+    },
+  };
+};
+
 export interface ListenerLimits {
   /** Listeners of one user (default 10: a few open pages). */
   readonly perUser: number;
@@ -54,17 +67,11 @@ export class StatisticsListeners {
     set.add(entry);
     this.byUser.set(userId, set);
     this.count += 1;
-    let active = true;
-    return {
-      ok: true,
-      unsubscribe: () => {
-        if (!active) return;
-        active = false;
-        set.delete(entry);
-        this.count -= 1;
-        if (set.size === 0 && this.byUser.get(userId) === set) this.byUser.delete(userId);
-      },
-    };
+    return undoneOnce(() => {
+      set.delete(entry);
+      this.count -= 1;
+      if (set.size === 0 && this.byUser.get(userId) === set) this.byUser.delete(userId);
+    });
   }
 
   /** Notes that an app of a user changed; listeners hear of it once the current batch is applied. */

@@ -42,7 +42,7 @@ describe('the JavaScript build (scripts/build.mjs, bin/relay.js)', () => {
   it('runs the sources when told to, and when a source changed after the build unless told to run the build', async () => {
     build();
     expect(codeOf(await start({ RELAY_FROM_SOURCES: '1' }))).toBe('sources');
-    const source = path.join(ROOT, 'apps/boot/version.ts');
+    const source = path.join(ROOT, 'apps/services/version.ts');
     const { atime, mtime } = fs.statSync(source);
     try {
       fs.utimesSync(source, atime, new Date(Date.now() + 1000));

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../apps/boot/config.ts';
+import { loadConfig } from '../../apps/services/config.ts';
 import { ROOT } from '../support/relay-process.ts';
 
 /** The environment without settings of Relay's own, as a new user's shell has it. */

@@ -7,7 +7,7 @@
  *   test time): the whole generated client compiles with `tsc --strict`, and one flow runs against
  *   Relay: create an app, create an API key for it, read its secret, verify the key on the public
  *   API. Under CI it must run; elsewhere it is skipped, saying why, when Maven or Java is missing.
- * The served documents are also the ones the code builds in-process (apps/http/docs.ts), from which
+ * The served documents are also the ones the code builds in-process (apps/boot/api-documents.ts), from which
  * scripts/generate-api-types.mjs writes the dashboard's types.
  */
 import { execFile } from 'node:child_process';
@@ -18,7 +18,7 @@ import { promisify } from 'node:util';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApiDocuments } from '../../apps/http/docs.ts';
+import { buildApiDocuments } from '../../apps/boot/api-documents.ts';
 import { createAccount, type Account } from '../support/account-fixture.ts';
 import { ROOT, startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
 

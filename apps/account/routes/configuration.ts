@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { formatPrice, plansOf } from '../../../domain/billing/plans.ts';
-import type { RelayContext } from '../../boot/context.ts';
-import type { Billing } from '../../boot/payments.ts';
+import type { RelayContext } from '../../services/context.ts';
+import type { Billing } from '../../services/payments.ts';
 import { formatDecimal } from '../../../domain/billing/decimal.ts';
 import { configurationResponse } from '../billing-schemas.ts';
 

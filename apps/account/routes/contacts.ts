@@ -5,7 +5,7 @@ import { messengerCodeDecider, messengerCodeStreamName } from '../../../domain/m
 import { ENDING_REFUSALS, type MessengerCodeEvent } from '../../../domain/messenger-code/events.ts';
 import { MAX_LINKED_CONTACTS } from '../../../domain/user/decider.ts';
 import type { UserEvent } from '../../../domain/user/events.ts';
-import type { RelayContext } from '../../boot/context.ts';
+import type { RelayContext } from '../../services/context.ts';
 import { openContact } from '../../commands/contact-seal.ts';
 import { issueMessengerCode } from '../../commands/issue-messenger-code.ts';
 import { fail, failDomain, failLimited } from '../errors.ts';

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { credentialDecider, credentialStreamName } from '../../../domain/credential/decider.ts';
 import { generateApiKey, hashKey, keyPreview } from '../../../infra/crypto/keys.ts';
 import { handleCommand } from '../../commands/handle-command.ts';
-import type { RelayContext } from '../../boot/context.ts';
+import type { RelayContext } from '../../services/context.ts';
 import { newId } from '../../../infra/ids/new-id.ts';
 import { failDomain } from '../errors.ts';
 import { createCredentialBody } from '../schemas.ts';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { GroupOperation } from '../../../domain/group/events.ts';
 import { contactRejectionOf } from '../../../infra/messenger/messenger-rules.ts';
-import type { RelayContext } from '../../boot/context.ts';
+import type { RelayContext } from '../../services/context.ts';
 import { openGroupField, openMemberList, openMembers } from '../../commands/group-seal.ts';
 import { fail } from '../errors.ts';
 import { groupGoneHandler, type GroupChanges } from '../group-changes.ts';

@@ -4,8 +4,8 @@ import { assetAmountOf, formatPrice, purchasablePlan } from '../../../domain/bil
 import { INVOICE_ERRORS, invoiceDecider, invoiceStreamName } from '../../../domain/invoice/decider.ts';
 import { newId } from '../../../infra/ids/new-id.ts';
 import { PaymentProcessorUnavailableError } from '../../../infra/payment/port.ts';
-import type { RelayContext } from '../../boot/context.ts';
-import type { Billing } from '../../boot/payments.ts';
+import type { RelayContext } from '../../services/context.ts';
+import type { Billing } from '../../services/payments.ts';
 import { handleCommand } from '../../commands/handle-command.ts';
 import { fail, failDomain } from '../errors.ts';
 import { invoiceView, paymentStatusView } from '../invoice-views.ts';

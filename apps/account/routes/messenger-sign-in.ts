@@ -6,7 +6,7 @@ import type { MessengerCodeEvent } from '../../../domain/messenger-code/events.t
 import { fold } from '../../../domain/shared/decider.ts';
 import { isDomainError } from '../../../domain/shared/errors.ts';
 import { hashKey } from '../../../infra/crypto/keys.ts';
-import type { RelayContext } from '../../boot/context.ts';
+import type { RelayContext } from '../../services/context.ts';
 import { handleCommand } from '../../commands/handle-command.ts';
 import { issueMessengerCode } from '../../commands/issue-messenger-code.ts';
 import { fail } from '../errors.ts';

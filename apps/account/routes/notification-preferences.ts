@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ALERT_CATEGORIES, ALERT_CHANNELS, changedPreferences, type NotificationPreferences } from '../../../domain/user/notification-preferences.ts';
-import type { RelayContext } from '../../boot/context.ts';
+import type { RelayContext } from '../../services/context.ts';
 import { fail, failDomain } from '../errors.ts';
 import { requireUser } from '../session.ts';
 import { handleUserCommand } from '../user-command.ts';

@@ -2,7 +2,7 @@ import { groupCode, normaliseCrockford } from '../../../domain/shared/crockford.
 import { hashKey } from '../../../infra/crypto/keys.ts';
 import { randomCrockford } from '../../../infra/crypto/random-code.ts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { RelayContext } from '../../boot/context.ts';
+import type { RelayContext } from '../../services/context.ts';
 import { failDomain } from '../errors.ts';
 import { requireUser } from '../session.ts';
 import { handleUserCommand } from '../user-command.ts';

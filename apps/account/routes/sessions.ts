@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { RelayContext } from '../../boot/context.ts';
+import type { RelayContext } from '../../services/context.ts';
 import { failDomain } from '../errors.ts';
 import { logoutBody } from '../schemas.ts';
 import { requireSession } from '../session.ts';

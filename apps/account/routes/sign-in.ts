@@ -7,7 +7,7 @@ import type { SignInEvent } from '../../../domain/signin/events.ts';
 import { fold } from '../../../domain/shared/decider.ts';
 import { isDomainError } from '../../../domain/shared/errors.ts';
 import { openSmtpMailer, type Mailer } from '../../../infra/mail/mailer.ts';
-import type { RelayContext } from '../../boot/context.ts';
+import type { RelayContext } from '../../services/context.ts';
 import { handleCommand } from '../../commands/handle-command.ts';
 import { requestSignInLink } from '../../commands/request-sign-in-link.ts';
 import { emailOrUndefined, userIdForEmail } from '../../commands/start-session.ts';

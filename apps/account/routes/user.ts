@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { RelayContext } from '../../boot/context.ts';
+import type { RelayContext } from '../../services/context.ts';
 import { failDomain } from '../errors.ts';
 import { renameUserBody } from '../schemas.ts';
 import { userResponse } from '../response-schemas.ts';

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { RecordedEvent } from '../../../infra/event-store/port.ts';
-import type { RelayContext } from '../../boot/context.ts';
+import type { RelayContext } from '../../services/context.ts';
 import { appTag, tagsOf } from '../../history/event-tags.ts';
 import { toPublicEvent } from '../../history/public-event.ts';
 import { AUTH_ERRORS, requireCaller, sendRateLimited } from '../auth-guard.ts';
@@ -10,7 +10,7 @@ import { EventHub } from '../event-stream/event-hub.ts';
 import { ScopedStream } from '../event-stream/scoped-stream.ts';
 import { openSse, type SseResponse } from '../event-stream/sse-response.ts';
 import { buckets } from '../buckets.ts';
-import { type Limiter } from '../../limits/limiter.ts';
+import { type Limiter } from '../../services/limiter.ts';
 import { errorBody, eventsHeaders, eventsQuery, eventsResponse } from '../schemas.ts';
 import { LimitStoreUnavailableError } from '../../../infra/limits/port.ts';
 

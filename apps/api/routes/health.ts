@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
-import type { RelayContext } from '../../boot/context.ts';
+import type { RelayContext } from '../../services/context.ts';
 import { createHealthProbe } from '../health-probe.ts';
 import { healthResponse } from '../schemas.ts';
 

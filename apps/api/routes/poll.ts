@@ -1,11 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { RelayContext } from '../../boot/context.ts';
+import type { RelayContext } from '../../services/context.ts';
 import { AUTH_ERRORS, requireCaller, sendRateLimited } from '../auth-guard.ts';
 import { popRoundRobin } from '../poll-messages.ts';
-import { topics } from '../../pipeline/topology.ts';
+import { topics } from '../../services/topology.ts';
 import { buckets } from '../buckets.ts';
-import type { LimitDecision, Limiter } from '../../limits/limiter.ts';
+import type { LimitDecision, Limiter } from '../../services/limiter.ts';
 import { errorBody, pollQuery, pollResponse, type PolledMessage } from '../schemas.ts';
 
 export const POLL_ERRORS = {

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { MAX_BATCH } from '../../../domain/send-batch/validate.ts';
-import type { RelayContext } from '../../boot/context.ts';
+import type { RelayContext } from '../../services/context.ts';
 import type { FastifyRequest } from 'fastify';
 import { AUTH_ERRORS, requireCaller, sendRateLimited, type Caller } from '../auth-guard.ts';
 import { buckets } from '../buckets.ts';
-import { type Limiter } from '../../limits/limiter.ts';
+import { type Limiter } from '../../services/limiter.ts';
 import { errorBody, sendBody, sendResponse } from '../schemas.ts';
 import { enqueueMessages, validateBatch } from '../send-messages.ts';
 

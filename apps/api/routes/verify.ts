@@ -1,9 +1,9 @@
 import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { RelayContext } from '../../boot/context.ts';
+import type { RelayContext } from '../../services/context.ts';
 import { AUTH_ERRORS, requireCaller, sendRateLimited } from '../auth-guard.ts';
 import { buckets } from '../buckets.ts';
-import type { LimitDecision, Limiter } from '../../limits/limiter.ts';
+import type { LimitDecision, Limiter } from '../../services/limiter.ts';
 import { errorBody, verifyResponse } from '../schemas.ts';
 
 export const verifyRoute =

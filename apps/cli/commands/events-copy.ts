@@ -1,8 +1,8 @@
 import type { EventStore } from '../../../infra/event-store/port.ts';
-import type { Config } from '../../boot/config.ts';
+import type { Config } from '../../services/config.ts';
 import { copyEventStore, type CopyReport } from '../../history/event-store-copy.ts';
 import { openEventStoreAt } from '../../boot/stores.ts';
-import { configuredStoreLocation, describeStoreLocation, parseStoreLocation, type StoreLocation } from '../../boot/store-location.ts';
+import { configuredStoreLocation, describeStoreLocation, parseStoreLocation, type StoreLocation } from '../../services/store-location.ts';
 
 export interface EventsCopyOptions {
   /** The target store's URL. */

@@ -4,7 +4,7 @@ import type { Projection } from '../../../projections/projection.ts';
 import { createReadModels } from '../../../projections/read-models.ts';
 import { compareSnapshots, type ModelComparison } from '../../../projections/snapshot-comparison.ts';
 import { readModelsSnapshotFile } from '../../boot/runtime.ts';
-import type { Config } from '../../boot/config.ts';
+import type { Config } from '../../services/config.ts';
 import { openEventStore } from '../../boot/stores.ts';
 import { replayInto } from '../../read-models/feed.ts';
 import { restoreSnapshot, saveSnapshot, type Checkpoint } from '../../read-models/snapshots.ts';

@@ -9,9 +9,10 @@ import type { EventStore } from '../../../infra/event-store/port.ts';
 import { identityFromSeed, seedFromHex, SessionIdError } from '../../../infra/messenger/session/identity.ts';
 import type { SessionIdentityStore } from '../../../infra/messenger/session/identity-store.ts';
 import { MnemonicError, mnemonicToSeed, seedToMnemonic } from '../../../infra/messenger/session/mnemonic.ts';
-import { SessionIdentityTakenError, type SessionConnector } from '../../../infra/messenger/session/session-connector.ts';
+import type { SessionConnector } from '../../../infra/messenger/session/session-connector.ts';
+import { SessionIdentityTakenError } from '../../../infra/messenger/session/session-errors.ts';
 import type { AppsProjection } from '../../../projections/apps/apps-projection.ts';
-import { recordBotAddress } from './record-bot-address.ts';
+import { recordBotAddress } from '../../commands/record-bot-address.ts';
 
 export type ImportOutcome = { readonly ok: true; readonly sessionId: string; readonly imported: 'now' | 'already' } | { readonly ok: false; readonly reason: string };
 

@@ -1,7 +1,7 @@
 import { userDecider, userStreamName } from '../../../domain/user/decider.ts';
 import { handleCommand } from '../../commands/handle-command.ts';
 import { normaliseEmail, startSessionFor, userIdForEmail } from '../../commands/start-session.ts';
-import type { RelayContext } from '../../boot/context.ts';
+import type { RelayContext } from '../../services/context.ts';
 import { newId } from '../../../infra/ids/new-id.ts';
 import { requestSignInLink } from '../../commands/request-sign-in-link.ts';
 import { emailOrUndefined } from '../../commands/start-session.ts';

@@ -2,7 +2,7 @@ import { decimalsOf } from '../../../domain/billing/assets.ts';
 import { parseDecimal } from '../../../domain/billing/decimal.ts';
 import type { ObservedPayment } from '../../../infra/payment/port.ts';
 import { simulateBlocks, simulateConfirmations, simulatePayment } from '../../../infra/payment/simulator/simulate-payments.ts';
-import type { RelayContext } from '../../boot/context.ts';
+import type { RelayContext } from '../../services/context.ts';
 
 /** A payment as the CLI prints it (amounts as decimal strings: they pass 2^53). */
 const printable = (payment: ObservedPayment) => ({ ...payment, amount: payment.amount.toString(), receivedAt: payment.receivedAt.toISOString() });

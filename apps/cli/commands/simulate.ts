@@ -3,7 +3,7 @@ import { contactRejectionOf } from '../../../infra/messenger/messenger-rules.ts'
 import { SimulatorConnector } from '../../../infra/messenger/simulator/simulator-connector.ts';
 import { SimulatorStore } from '../../../infra/messenger/simulator/simulator-store.ts';
 import { inboundDepsOf, receiveInbound, type ReceiveResult } from '../../pipeline/inbound-receiver.ts';
-import type { RelayContext } from '../../boot/context.ts';
+import type { RelayContext } from '../../services/context.ts';
 import { newCodeAttemptLimiter } from '../../pipeline/code-commands.ts';
 
 export const parseMessenger = (value: string): Messenger => {

@@ -9,7 +9,7 @@ import { api, run, type Failure } from '../api';
 import type { components } from '../api/account-api';
 import { SIMULATED } from '../install';
 import { BASE, navigate } from '../router';
-import { ErrorNote, Loading, Qr, SecretOnce } from '../ui';
+import { ErrorNote, Loading, Qr, SecretOnce, TableHead } from '../ui';
 import { APP_REFRESH_MS, useWhileVisible } from '../visible';
 import { MessageLog } from './message-log';
 import { Quickstart } from './quickstart';
@@ -74,17 +74,7 @@ export const AppDetail = (props: { appId: string; onFailure: (failure: Failure) 
       <ErrorNote failure={failure} onRetry={load} />
       <h2>Messengers</h2>
       <table data-messengers>
-        <thead>
-          <tr>
-            <th scope="col">Messenger</th>
-            <th scope="col">Bot address</th>
-            <th scope="col">Status</th>
-            <th scope="col">Health</th>
-            <th scope="col">
-              <span class="visually-hidden">Change</span>
-            </th>
-          </tr>
-        </thead>
+        <TableHead columns={['Messenger', 'Bot address', 'Status', 'Health']} actions="Change" />
         <tbody>
           {app.messengers.map((m) => (
             <tr key={m.id} data-messenger={m.messenger}>

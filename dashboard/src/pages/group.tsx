@@ -6,7 +6,7 @@ import { useState } from 'preact/hooks';
 import { api, run, type Failure } from '../api';
 import type { components } from '../api/account-api';
 import { FormError, TextField, useFormErrors, withinLimits } from '../forms';
-import { ErrorNote, Qr } from '../ui';
+import { ErrorNote, Qr, TableHead } from '../ui';
 
 /** The account API's limit of a contact id (domain/shared/text.ts). */
 const CONTACT_LIMIT = 256;
@@ -86,16 +86,7 @@ const MessengerGroup = (props: { messenger: components['schemas']['AppMessenger'
             <p>No members yet{members.groupId ? '' : ': the group is made with its first member or invite link'}.</p>
           ) : (
             <table data-members>
-              <thead>
-                <tr>
-                  <th scope="col">Contact</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Change</span>
-                  </th>
-                </tr>
-              </thead>
+              <TableHead columns={['Contact', 'Role', 'Status']} actions="Change" />
               <tbody>
                 {members.members.map((m) => (
                   <tr key={m.contactId}>

@@ -7,7 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, run, type Failure } from '../api';
 import type { components } from '../api/account-api';
 import { FieldError, FormError, TextField, useFormErrors, webhookUrlProblem, withinLimits } from '../forms';
-import { ErrorNote, Loading, SecretOnce, when } from '../ui';
+import { ErrorNote, Loading, SecretOnce, TableHead, when } from '../ui';
 
 type Credential = components['schemas']['Credential'];
 type App = components['schemas']['App'];
@@ -98,18 +98,7 @@ export const Keys = (props: { app: string | null; onFailure: (failure: Failure) 
         <p>No keys yet.</p>
       ) : (
         <table data-keys>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Type</th>
-              <th scope="col">Key</th>
-              <th scope="col">Apps</th>
-              <th scope="col">Made</th>
-              <th scope="col">
-                <span class="visually-hidden">Delete</span>
-              </th>
-            </tr>
-          </thead>
+          <TableHead columns={['Name', 'Type', 'Key', 'Apps', 'Made']} actions="Delete" />
           <tbody>
             {keys.map((key) => (
               <tr key={key.credentialId}>

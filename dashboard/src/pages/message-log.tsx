@@ -7,7 +7,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Failure } from '../api';
 import { relayRoute } from '../relay-routes';
-import { ColumnHeads, ErrorNote, MessengerSelect, when } from '../ui';
+import { TableHead, ErrorNote, MessengerSelect, when } from '../ui';
 import { APP_REFRESH_MS, useWhileVisible } from '../visible';
 import type { LogEntry, LogStatus, LogStep, MessageLogView } from '../../../projections/message-log/entries';
 import { WebhookActivity } from './webhook-activity';
@@ -125,7 +125,7 @@ export const MessageLog = (props: { app: components['schemas']['App'] }) => {
       {view && view.messages.length > 0 && (
         <table data-log>
           <caption class="visually-hidden">Recent messages, newest first</caption>
-          <ColumnHeads names={['Time', 'Message', 'Messenger', 'Contact', 'Status', 'Attempts']} />
+          <TableHead columns={['Time', 'Message', 'Messenger', 'Contact', 'Status', 'Attempts']} />
           <tbody>
             {view.messages.map((m) => (
               <Row key={m.messageId} entry={m} />

@@ -7,7 +7,7 @@
 import { useState } from 'preact/hooks';
 import type { Failure } from '../api';
 import { relayRoute } from '../relay-routes';
-import { ColumnHeads, ErrorNote, when } from '../ui';
+import { TableHead, ErrorNote, when } from '../ui';
 import type { WebhookHealth } from '../../../projections/message-log/entries';
 
 type TestOutcome = { messageId: string; ok: boolean; status: number | null; reason: string | null; durationMs: number; at: string };
@@ -66,7 +66,7 @@ export const WebhookActivity = (props: { appId: string; health: WebhookHealth; o
       {health.attempts.length > 0 && (
         <table data-webhook-attempts>
           <caption>Recent attempts, newest first</caption>
-          <ColumnHeads names={['Time', 'Message', 'Attempt', 'Outcome', 'Duration']} />
+          <TableHead columns={['Time', 'Message', 'Attempt', 'Outcome', 'Duration']} />
           <tbody>
             {health.attempts.map((a) => (
               <tr key={`${a.messageId}/${a.attempt}`} data-attempt-ok={String(a.ok)}>

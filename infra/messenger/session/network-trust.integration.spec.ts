@@ -8,7 +8,7 @@ import { decodeEnvelope, encodeEnvelope, unwrapWebSocketRequest, wrapInWebSocket
 import { SESSION_SEED_CERTIFICATES } from './seed-certificates.ts';
 import { SessionConnector } from './session-connector.ts';
 import { SnodeHttp } from './snode-http.ts';
-import type { HttpAnswer } from './snode-http.ts';
+import type { HttpAnswer } from './snode-transport.ts';
 import type { Snode } from './snode-pool.ts';
 import type { SnodeTransport } from './snode-transport.ts';
 import { SessionNetworkError, SessionStorageClient, type SessionStorageOptions } from './storage-client.ts';

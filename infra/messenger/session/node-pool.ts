@@ -1,4 +1,5 @@
-import type { HttpAnswer, SnodeHttp } from './snode-http.ts';
+import type { SnodeHttp } from './snode-http.ts';
+import type { HttpAnswer } from './snode-transport.ts';
 import { SnodeUnreachableError } from './snode-http.ts';
 import { agreedNodes, serviceNodesFrom, shuffled, type AddressPolicy, type Snode } from './snode-pool.ts';
 

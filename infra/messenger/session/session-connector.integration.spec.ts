@@ -5,7 +5,8 @@ import { eventually } from '../../../test/support/eventually.ts';
 import { sessionFixture, type SessionFixture } from '../../../test/support/session-fixture.ts';
 import { SessionTestClient } from '../../../test/support/session-test-client.ts';
 import { MemorySessionIdentityStore } from './identity-store.ts';
-import { SessionConnector, SessionIdentityTakenError, SessionUnavailableError } from './session-connector.ts';
+import { SessionConnector } from './session-connector.ts';
+import { SessionIdentityTakenError, SessionUnavailableError } from './session-errors.ts';
 import { fakeSwarmStorage } from '../../../test/support/fake-swarm-storage.ts';
 
 // The Session connector on the fake swarm, with independent test clients as contacts. The shared

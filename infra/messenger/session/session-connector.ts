@@ -30,7 +30,6 @@
  * Groups (Session's groups v2) are not supported: a group delivery fails permanently.
  */
 import { createHash } from 'node:crypto';
-import { UnavailableError } from '../../errors/unavailable.ts';
 import { rejectionOf } from '../messenger-rules.ts';
 import { BotIdentityMissingError, handOffOrWithdraw, type DaemonHealth, type DeliveryResult, type InboundFromContact, type MessengerConnector, type OutboundDelivery } from '../port.ts';
 import { identityFromSeed, newSeed, seedFromHex, type SessionIdentity } from './identity.ts';
@@ -39,19 +38,10 @@ import { mnemonicToSeed } from './mnemonic.ts';
 import { SessionNetworkError, SessionRefusedError, SessionStorageClient, TTL_MAX_MS, type RetrievedMessage, type SessionStorageOptions } from './storage-client.ts';
 import { SendClock } from './send-clock.ts';
 import { buildTextMessage, openIncoming, UNSUPPORTED_KINDS, type ControlKind, type Expiration, type UnsupportedKind } from './wire.ts';
+import { SessionIdentityTakenError, SessionUnavailableError } from './session-errors.ts';
 
 /** What an inbound Session message Relay does not hand on was: `undecodable` when it failed a check. */
 export type SkippedKind = ControlKind | UnsupportedKind | 'undecodable';
-
-/** The Session network cannot be reached: no attempt is spent, the delivery is tried again later. */
-export class SessionUnavailableError extends UnavailableError {
-  override readonly name = 'SessionUnavailableError';
-}
-
-/** The app-messenger already has another Session identity (its address, which contacts write to). */
-export class SessionIdentityTakenError extends Error {
-  override readonly name = 'SessionIdentityTakenError';
-}
 
 export interface SessionConnectorLog {
   info(object: object, message: string): void;

@@ -1,6 +1,6 @@
 import { Agent, request } from 'node:https';
 import type { Snode } from './snode-pool.ts';
-import type { SnodeTransport } from './snode-transport.ts';
+import type { HttpAnswer, SnodeTransport } from './snode-transport.ts';
 
 /**
  * JSON over HTTPS to Session's storage servers and seed nodes. Storage servers present self-signed
@@ -13,12 +13,6 @@ export interface SnodeHttpOptions {
   readonly maxResponseBytes: number;
   /** PEM certificate(s) the seed nodes must chain to; without it, seed certificates are not checked. */
   readonly seedCa?: string | Buffer;
-}
-
-export interface HttpAnswer {
-  readonly status: number;
-  /** Parsed JSON when the server said application/json, else the text. */
-  readonly body: unknown;
 }
 
 /** An answer as bytes: what a guard node returns to an onion request (base64 text, or an error text). */

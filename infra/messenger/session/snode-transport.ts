@@ -1,5 +1,11 @@
-import type { HttpAnswer } from './snode-http.ts';
 import type { Snode } from './snode-pool.ts';
+
+/** An HTTP answer of a service node or seed. */
+export interface HttpAnswer {
+  readonly status: number;
+  /** Parsed JSON when the server said application/json, else the text. */
+  readonly body: unknown;
+}
 
 /**
  * How one storage RPC call reaches a service node: directly over HTTPS (`DirectTransport`, the

@@ -2,12 +2,12 @@ import { z } from 'zod';
 import type { SessionIdentity } from './identity.ts';
 import { isSessionId } from './identity.ts';
 import sodium from 'sodium-native';
-import { SnodeHttp, SnodeUnreachableError, type HttpAnswer } from './snode-http.ts';
+import { SnodeHttp, SnodeUnreachableError } from './snode-http.ts';
 import { messageHash } from './message-crypto.ts';
 import { SESSION_SEED_CERTIFICATES } from './seed-certificates.ts';
 import { NodePool, NoPoolError } from './node-pool.ts';
 import { pickRandom, swarmFrom, type AddressPolicy, type Snode } from './snode-pool.ts';
-import type { SnodeTransport } from './snode-transport.ts';
+import type { HttpAnswer, SnodeTransport } from './snode-transport.ts';
 import {
   MAX_MESSAGE_BYTES,
   SessionNetworkError,

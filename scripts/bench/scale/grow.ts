@@ -4,11 +4,11 @@
  * with `SQLITE_SYNCHRONOUS=off` on the embedded store, as a bulk load may), then the part written
  * in real time through Relay's own context (live-phase.ts).
  */
-import { type Config } from '../../../apps/boot/config.ts';
-import { messageRetentionMs } from '../../../apps/boot/config.ts';
+import { type Config } from '../../../apps/services/config.ts';
+import { messageRetentionMs } from '../../../apps/services/config.ts';
 import { checkedSecretKey } from '../../../apps/boot/secret-key-check.ts';
 import { openEventStoreAt } from '../../../apps/boot/stores.ts';
-import { configuredStoreLocation, type StoreLocation } from '../../../apps/boot/store-location.ts';
+import { configuredStoreLocation, type StoreLocation } from '../../../apps/services/store-location.ts';
 import { createMessageSealer } from '../../../infra/crypto/message-sealer.ts';
 import { createSecretBox } from '../../../infra/crypto/secret-box.ts';
 import { writeHistory } from './history.ts';

@@ -1,4 +1,5 @@
-import { SnodeHttp, SnodeUnreachableError, type HttpAnswer, type RawHttpAnswer } from '../snode-http.ts';
+import { SnodeHttp, SnodeUnreachableError, type RawHttpAnswer } from '../snode-http.ts';
+import type { HttpAnswer } from '../snode-transport.ts';
 import type { Snode } from '../snode-pool.ts';
 import type { SnodeTransport } from '../snode-transport.ts';
 import { buildOnion, canSealFor, openAesGcm, openOnionAnswer, OnionAnswerError, type BuiltOnion } from './onion-layers.ts';

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { DeliveryPolicy } from '../../domain/delivery/policy.ts';
 import type { Broker } from '../../infra/broker/port.ts';
 import type { MessageSealer } from '../../infra/crypto/message-sealer.ts';
-import type { SealingWindows } from '../commands/sealing-windows.ts';
+import type { SealingWindows } from './sealing-windows.ts';
 import type { KeyedHash } from '../../infra/crypto/keyed-hash.ts';
 import type { SecretBox } from '../../infra/crypto/secret-box.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
@@ -10,8 +10,8 @@ import type { ReadModels } from '../../projections/read-models.ts';
 import type { Config } from './config.ts';
 import type { Readiness } from './readiness.ts';
 import type { RelayMetrics } from './metrics.ts';
-import type { ProjectionRunner } from '../read-models/runner.ts';
-import type { Limits } from '../limits/open-limits.ts';
+import type { ProjectionRunner } from './projection-runner.ts';
+import type { Limits } from './limiter.ts';
 
 /** What the roles of a Relay process share: stores, read models, settings and metrics. */
 export interface RelayContext {
@@ -27,7 +27,7 @@ export interface RelayContext {
   readonly keyedHash: KeyedHash;
   /** Seals message bodies and contact ids with data keys wrapped by the secret key. */
   readonly sealer: MessageSealer;
-  /** The data key of each app's current period (commands/sealing-windows.ts). */
+  /** The data key of each app's current period (sealing-windows.ts). */
   readonly sealing: SealingWindows;
   readonly deliveryPolicy: DeliveryPolicy;
   readonly metrics: RelayMetrics;

@@ -1,6 +1,6 @@
-import { appDecider, appStreamName } from '../../../domain/app/decider.ts';
-import type { EventStore } from '../../../infra/event-store/port.ts';
-import { handleCommand } from '../../commands/handle-command.ts';
+import { appDecider, appStreamName } from '../../domain/app/decider.ts';
+import type { EventStore } from '../../infra/event-store/port.ts';
+import { handleCommand } from './handle-command.ts';
 
 /**
  * Records `address` as the bot identity of an app-messenger of `appId`, which makes it active: how

@@ -3,7 +3,7 @@ import { defaultDeliveryPolicy } from '../../domain/delivery/policy.ts';
 import type { Broker } from '../../infra/broker/port.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
 import { createMetrics, type MetricsSources } from './metrics.ts';
-import { QUEUE_PUBLISHER_CATEGORIES } from '../pipeline/topology.ts';
+import { QUEUE_PUBLISHER_CATEGORIES } from './topology.ts';
 
 /** A broker whose depth answers from a table (or fails, or never answers). */
 const fakeBroker = (depth: (topic: string, group?: string) => Promise<number>, ready = true) =>

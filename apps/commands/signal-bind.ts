@@ -3,11 +3,11 @@
  * own register/verify commands, or linked) the bot identity of an app-messenger. The account must
  * be on the daemon and nobody else's identity; an app-messenger keeps the identity it was bound to.
  */
-import type { EventStore } from '../../../infra/event-store/port.ts';
-import { SIGNAL_ACI, SIGNAL_NUMBER } from '../../../infra/messenger/messenger-rules.ts';
-import { identitiesOfAccounts } from '../../../infra/messenger/signal/accounts.ts';
-import type { SignalRpc } from '../../../infra/messenger/signal/signal-rpc.ts';
-import type { AppsProjection } from '../../../projections/apps/apps-projection.ts';
+import type { EventStore } from '../../infra/event-store/port.ts';
+import { SIGNAL_ACI, SIGNAL_NUMBER } from '../../infra/messenger/messenger-rules.ts';
+import { identitiesOfAccounts } from '../../infra/messenger/signal/accounts.ts';
+import type { SignalRpc } from '../../infra/messenger/signal/signal-rpc.ts';
+import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
 import { recordBotAddress } from './record-bot-address.ts';
 
 export type BindOutcome = { readonly ok: true; readonly bound: 'now' | 'already' } | { readonly ok: false; readonly reason: string };

@@ -6,9 +6,9 @@
  * account is bound to the app-messenger as with `relay signal bind`.
  */
 import { renderUnicodeCompact } from 'uqr';
-import type { EventStore } from '../../../infra/event-store/port.ts';
-import { SIGNAL_ERROR_CODES, SignalDaemonError, type SignalRpc } from '../../../infra/messenger/signal/signal-rpc.ts';
-import type { AppsProjection } from '../../../projections/apps/apps-projection.ts';
+import type { EventStore } from '../../infra/event-store/port.ts';
+import { SIGNAL_ERROR_CODES, SignalDaemonError, type SignalRpc } from '../../infra/messenger/signal/signal-rpc.ts';
+import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
 import { bindSignalAccount, refusalToBind, type BindOutcome } from './signal-bind.ts';
 
 export type LinkOutcome = { readonly ok: true; readonly account: string } | { readonly ok: false; readonly reason: string };

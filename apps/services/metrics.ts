@@ -6,7 +6,7 @@ import { MESSENGERS } from '../../domain/shared/messengers.ts';
 import { createRequestDurations, type RequestDurations } from './request-durations.ts';
 import type { Broker } from '../../infra/broker/port.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
-import { checkpoints, DELIVERY_GROUP, deliveryTopics, QUEUE_PUBLISHER_CATEGORIES } from '../pipeline/topology.ts';
+import { checkpoints, DELIVERY_GROUP, deliveryTopics, QUEUE_PUBLISHER_CATEGORIES } from './topology.ts';
 
 export const METRICS_PREFIX = 'relay_';
 const UNHEALTHY = ['daemon-unreachable', 'account-missing'] as const;

@@ -1,3 +1,5 @@
+import type { SeatStore } from '../../infra/limits/seats.ts';
+
 export interface LimitDecision {
   readonly allowed: boolean;
   /** Units left in the window after this decision. */
@@ -19,3 +21,13 @@ export interface Limiter {
   close(): void;
 }
 
+/** Where the rate limits keep their windows (apps/limits/open-limits.ts makes them). */
+export interface Limits {
+  /** Whether the windows are shared with the other instances on the same store. */
+  readonly shared: boolean;
+  /** A limit whose windows last `windowMs`. */
+  limiter(windowMs: number, evictEveryMs?: number): Limiter;
+  /** Caps on what is held open at once (event streams per key and per user). */
+  readonly seats: SeatStore;
+  close(): Promise<void>;
+}
