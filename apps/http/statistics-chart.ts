@@ -141,7 +141,7 @@ const figuresTable = (series: ChartSeries, frame: ChartFrame, subject: string) =
  */
 export const chartGroup = (series: ChartSeries, frame: ChartFrame, subject: string, max = largest(series)): string => {
   const { top, step } = scaleOf(max);
-  return `<div class="chart-group" data-scale-top="${top}"><p class="hint">${escape(subject)}: times in UTC. The ${CHARTED.length} charts share one scale, 0 to ${top} messages per ${unit(frame)}; point at a bar for its time and count.</p><div class="charts">${CHARTED.map((figure) => chart(figure, series[figure], frame, top, step)).join('')}</div>${figuresTable(series, frame, subject)}</div>`;
+  return `<div class="chart-group" data-scale-top="${top}"><p class="hint">${escape(subject)}: times in UTC. Every chart on this page has the same scale, 0 to ${top} messages per ${unit(frame)}; point at a bar for its time and count.</p><div class="charts">${CHARTED.map((figure) => chart(figure, series[figure], frame, top, step)).join('')}</div>${figuresTable(series, frame, subject)}</div>`;
 };
 
 /** What Failed and Abandoned count, in the pages' words (they overlap: a failed message may be given up later). */
