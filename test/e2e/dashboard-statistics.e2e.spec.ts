@@ -118,8 +118,24 @@ describe.skipIf(skip !== '')('the statistics pages in a browser', () => {
       await page.goto(`/dashboard/stats/live?app=${other}`);
       await expect.poll(() => page.locator('[data-live-state]').innerText()).toMatch(/^Live: updated/);
       expect(await caption(page, 'accepted', '[data-live-charts]')).toBe('Accepted in the last hour, per minute: 3 in all');
+      // A redraw keeps the figures' table open, and the focus on it, where the reader put them.
+      await page.locator('[data-live-charts] details.figures summary').focus();
+      await page.keyboard.press('Enter');
       await send(other, ['+15550006666']);
       await expect.poll(() => caption(page, 'accepted', '[data-live-charts]'), { timeout: 10_000 }).toBe('Accepted in the last hour, per minute: 4 in all');
+      const cells = await page.locator('[data-live-charts] details.figures[open] td[data-label="Accepted"]').allInnerTexts();
+      expect(cells.reduce((sum, cell) => sum + Number(cell), 0)).toBe(4);
+      expect(await page.evaluate('document.activeElement?.tagName')).toBe('SUMMARY');
+
+      // Without a script, the hour and day pages (and the live page's first paint) still draw their charts.
+      const scriptless = await browser.newContext({ baseURL: relay.url, javaScriptEnabled: false });
+      await scriptless.addCookies([{ name: 'relay_session', value: account.session, url: relay.url }]);
+      const plain = await scriptless.newPage();
+      for (const path of ['/dashboard/stats?window=day', '/dashboard/stats/live']) {
+        await plain.goto(path);
+        expect(await caption(plain, 'accepted')).toMatch(/^Accepted in the last (24 hours, per hour|hour, per minute): 13 in all$/);
+      }
+      await scriptless.close();
 
       // Signed out, the pages send the browser to sign in.
       const anonymous = await fetch(`${relay.url}/dashboard/stats`, { redirect: 'manual' });
