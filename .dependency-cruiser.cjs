@@ -30,8 +30,10 @@ module.exports = {
     never('cli-is-an-entry', 'The CLI is a program: nothing of apps/ but itself imports it.', '^apps/(?!cli/)', '^apps/cli/'),
     {
       ...never('dashboard-through-the-api-only', 'The web dashboard talks to Relay through its HTTP routes only: it may name the shapes of their answers (type-only imports), never run server code.', '^dashboard/src/', '^(apps|infra|domain|projections)/', { specsToo: true }),
-      to: { path: '^(apps|infra|domain|projections)/', dependencyTypesNot: ['type-only'] },
+      // One exception: the statistics charts' drawing, which the server's pages and the live page both run.
+      to: { path: '^(apps|infra|domain|projections)/', pathNot: '^apps/http/statistics-chart\\.ts$', dependencyTypesNot: ['type-only'] },
     },
+    never('shared-drawing-is-pure', 'The charts the server and the browser both draw import nothing: no DOM, no Node, no server code.', '^apps/http/statistics-chart\\.ts$', '.'),
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -7,9 +7,14 @@
  * each update on through a BroadcastChannel; the others listen. When that tab closes, its lock is
  * released and a waiting tab takes the stream over. Where Web Locks are missing (a page served
  * over plain HTTP from another host than localhost is no secure context), each tab has its own.
+ *
+ * Each update carries the page's figures (LiveFigures): the totals table's cells are set, and the
+ * charts redrawn by the code that drew them on the server (apps/http/statistics-chart.ts), keeping
+ * the figures' tables open that the reader opened, and the focus on their summary.
  */
-type Totals = Record<string, number>;
-type Said = { type: 'totals'; totals: Totals } | { type: 'state'; text: string } | { type: 'hello' };
+import { liveCharts, type LiveFigures } from '../../apps/http/statistics-chart.ts';
+
+type Said = { type: 'statistics'; figures: LiveFigures } | { type: 'state'; text: string } | { type: 'hello' };
 
 const STOPPED = 'Stopped: sign in again to follow the figures.';
 
@@ -19,12 +24,28 @@ export const startLiveFigures = (): void => {
   if (app) url.searchParams.set('app', app);
   const state = document.querySelector<HTMLElement>('[data-live-state]');
 
+  const charts = document.querySelector<HTMLElement>('[data-live-charts]');
+
+  const redraw = (figures: LiveFigures) => {
+    if (!charts) return;
+    const details = [...charts.querySelectorAll('details')];
+    const open = new Set(details.flatMap((d, i) => (d.open ? [i] : [])));
+    const focus = details.findIndex((d) => d.querySelector('summary') === document.activeElement);
+    charts.innerHTML = liveCharts(figures);
+    charts.querySelectorAll('details').forEach((d, i) => {
+      if (open.has(i)) d.open = true;
+      if (i === focus) d.querySelector('summary')?.focus();
+    });
+  };
+
   const show = (said: Said) => {
-    if (said.type === 'totals') {
+    if (said.type === 'statistics') {
+      const { totals } = said.figures;
       for (const cell of document.querySelectorAll<HTMLElement>('[data-figure]')) {
         const figure = cell.dataset.figure;
-        if (figure && figure in said.totals) cell.textContent = String(said.totals[figure]);
+        if (figure && figure in totals) cell.textContent = String(totals[figure]);
       }
+      redraw(said.figures);
       if (state) state.textContent = `Live: updated ${new Date().toLocaleTimeString()}`;
     } else if (said.type === 'state' && state) state.textContent = said.text;
   };
@@ -37,7 +58,7 @@ export const startLiveFigures = (): void => {
         show(said);
         pass(said);
       };
-      source.addEventListener('totals', (event) => tell({ type: 'totals', totals: JSON.parse((event as MessageEvent<string>).data) as Totals }));
+      source.addEventListener('statistics', (event) => tell({ type: 'statistics', figures: JSON.parse((event as MessageEvent<string>).data) as LiveFigures }));
       source.addEventListener('error', () => {
         const closed = source.readyState === EventSource.CLOSED;
         tell({ type: 'state', text: closed ? STOPPED : 'Reconnecting…' });
@@ -63,7 +84,7 @@ export const startLiveFigures = (): void => {
   void navigator.locks.request(name, async () => {
     leading = true;
     await follow((said) => {
-      if (said.type === 'totals') latest = said;
+      if (said.type === 'statistics') latest = said;
       channel.postMessage(said);
     });
   });

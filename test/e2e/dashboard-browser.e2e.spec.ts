@@ -2,7 +2,8 @@
  * The web dashboard in a real browser (Chromium through playwright-core), against a started
  * Relay on its embedded default with the simulator connectors and the payment simulator: each
  * flow a user has, each with a failed case, and a screenshot of each page at desktop and phone
- * width (test-artifacts/dashboard/).
+ * width (test-artifacts/dashboard/). The statistics pages have a suite of their own
+ * (dashboard-statistics.e2e.spec.ts).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -10,7 +11,7 @@ import { browserSkipReason, VIEWPORTS } from '../support/browser.ts';
 import { focused, screenshots } from '../support/dashboard-checks.ts';
 import { relayWithBrowser, withRelayAndBrowser } from '../support/dashboard-relay.ts';
 import type { RelayProcess } from '../support/relay-process.ts';
-import { api, createAccount, createApp, createKey, dashboard } from '../support/account-fixture.ts';
+import { createAccount, dashboard } from '../support/account-fixture.ts';
 import { FakeSignalCli } from '../support/fake-signal-cli.ts';
 
 const skip = browserSkipReason();
@@ -256,61 +257,6 @@ describe.skipIf(skip !== '')('the web dashboard in a browser', () => {
       reached.add(await focused());
     }
     expect([...reached]).toEqual(expect.arrayContaining(['Get a sign-in code', 'recover-email', 'recover-code', 'Sign in with the recovery code']));
-  });
-});
-
-describe.skipIf(skip !== '')('the statistics pages in a browser', () => {
-  it('show the numbers the traffic caused (send N, deliver M, fail K), per app, and follow new traffic live', async () => {
-    await withRelayAndBrowser({}, async (relay, browser) => {
-      const account = await createAccount(relay, 'stats@example.com');
-      const { appId } = await createApp(relay, account, ['signal'], 'Stats bot');
-      const key = (await createKey(relay, account, [appId])).secret;
-      // K messages to a contact whose deliveries keep failing (transient: they wait to be retried).
-      expect((await relay.cli(['simulate', 'fail', '--messenger', 'signal', '--contact', '+15550007777', '--times', '-1'])).code).toBe(0);
-      const send = async (contactId: string, count: number) => {
-        const res = await api(relay, 'POST', '/messages/send', { key, body: { messages: Array.from({ length: count }, (_, i) => ({ appId, messenger: 'signal', contactId, message: `m${i}` })) } });
-        expect(res.status).toBe(202);
-      };
-      await send('+15550006666', 5);
-      await send('+15550007777', 2);
-      const context = await browser.newContext({ baseURL: relay.url, viewport: VIEWPORTS.desktop });
-      context.setDefaultTimeout(15_000);
-      await context.addCookies([{ name: 'relay_session', value: account.session, url: relay.url }]);
-      const page = await context.newPage();
-      const figures = async () =>
-        Object.fromEntries(
-          await Promise.all(['accepted', 'delivered', 'failed', 'waiting'].map(async (f) => [f, Number(await page.locator(`[data-totals] [data-figure="${f}"]`).first().innerText())])),
-        );
-      await expect
-        .poll(async () => {
-          await page.goto('/dashboard/stats');
-          return figures();
-        }, { timeout: 20_000 })
-        .toEqual({ accepted: 7, delivered: 5, failed: 2, waiting: 2 });
-      expect(await page.locator('[data-apps]').innerText()).toContain('Stats bot');
-      expect(await page.getByRole('img', { name: /^Accepted per minute: 7 in all/ }).count()).toBe(1);
-      await screenshots(page, 'statistics');
-      await page.goto('/dashboard/stats?window=day');
-      expect(await figures()).toEqual({ accepted: 7, delivered: 5, failed: 2, waiting: 2 });
-      await page.goto(`/dashboard/stats/apps/${appId}`);
-      expect(await figures()).toEqual({ accepted: 7, delivered: 5, failed: 2, waiting: 2 });
-      await page.goto('/dashboard/stats/apps/app_000000000000000000000000');
-      expect(await page.getByRole('heading', { name: 'App not found' }).isVisible()).toBe(true);
-
-      // Live: the figures move while the bot sends, without reloading.
-      await page.goto('/dashboard/stats/live');
-      await expect.poll(() => page.locator('[data-live-state]').innerText()).toMatch(/^Live: updated/);
-      await send('+15550006666', 3);
-      await expect.poll(async () => (await figures()).accepted, { timeout: 10_000 }).toBe(10);
-      await expect.poll(async () => (await figures()).delivered, { timeout: 10_000 }).toBe(8);
-      await screenshots(page, 'statistics-live');
-
-      // Signed out, the pages send the browser to sign in.
-      const anonymous = await fetch(`${relay.url}/dashboard/stats`, { redirect: 'manual' });
-      expect({ status: anonymous.status, location: anonymous.headers.get('location') }).toEqual({ status: 303, location: '/dashboard' });
-      // The interface's 404 for statistics under the account API's prefix still holds.
-      expect((await fetch(`${relay.url}/dashboard/api/dashboard/stats`, { headers: { cookie: account.cookie } })).status).toBe(404);
-    });
   });
 });
 

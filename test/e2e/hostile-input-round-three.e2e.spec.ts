@@ -51,7 +51,7 @@ describe('issue 47 on a default Relay', () => {
       return undefined;
     }, 20_000, 'the statistics to start');
     const reader = stream.body!.getReader();
-    expect(new TextDecoder().decode((await reader.read()).value)).toContain('event: totals');
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain('event: statistics');
     expect((await post(relay, '/dashboard/auth/logout', { cookie: account.cookie, body: { all: true } })).status).toBe(200);
     const began = Date.now();
     const ended = await Promise.race([
