@@ -15,7 +15,7 @@ export type Authentication =
   | { kind: 'missing' }
   /** A live credential's key, in a header its type does not accept. */
   | { kind: 'wrong-header' }
-  /** A key that maps to no live credential (unknown or deleted). */
+  /** A key that maps to no live credential (unknown, deleted, or replaced by a roll whose overlap has ended). */
   | { kind: 'unknown' };
 
 type Via = { header: 'authorization' } | { header: 'x-api-key' } | { header: 'custom'; name: string };
@@ -42,6 +42,8 @@ export const authenticate = (
   headers: IncomingHttpHeaders,
   credentials: CredentialsProjection,
   apps: AppsProjection,
+  /** The time the key is checked at (ms): a rolled credential's old key works until its overlap ends. */
+  now = Date.now(),
 ): Authentication => {
   const presented: Array<{ key: string; via: Via }> = [];
   const bearer = BEARER.exec(single(headers.authorization) ?? '')?.[1];
@@ -56,14 +58,14 @@ export const authenticate = (
       if (!credentials.isCustomHeaderName(name)) continue;
       const value = single(headers[name])?.trim();
       if (!value) continue;
-      const credential = credentials.byKeyHash(hashKey(value));
+      const credential = credentials.byKeyHash(hashKey(value), now);
       if (credential?.type === 'webhook-header' && credential.webhookAuthHeaderName === name) presented.push({ key: value, via: { header: 'custom', name } });
     }
   }
   if (presented.length === 0) return { kind: 'missing' };
   let wrongHeader = false;
   for (const { key, via } of presented) {
-    const credential = credentials.byKeyHash(hashKey(key));
+    const credential = credentials.byKeyHash(hashKey(key), now);
     if (!credential) continue;
     if (!accepts(credential, via)) {
       wrongHeader = true;
