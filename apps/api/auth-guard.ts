@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RelayContext } from '../services/context.ts';
 import type { RateLimitKind } from '../services/metrics.ts';
 import { authenticate } from './authenticate.ts';
+import { noteKeyUse } from './key-use.ts';
 import type { CredentialView } from '../../projections/credentials/credentials-projection.ts';
 
 export const AUTH_ERRORS = {
@@ -17,7 +18,8 @@ export type Caller = { credential: CredentialView; appIds: string[] };
 /**
  * The 401/403 rules: no usable header → 401; a key in a header its type does not accept → 401;
  * a key of no live credential → 403 on send and poll (`unknownStatus`), 401 on verify.
- * While the read models cannot follow the event store → 503.
+ * While the read models cannot follow the event store → 503. A key that passes is noted as used
+ * (in memory; recorded at most once an hour, key-use.ts).
  * Returns undefined after answering the request itself.
  */
 export const requireCaller = (
@@ -31,9 +33,11 @@ export const requireCaller = (
     void reply.code(503).send({ error: AUTH_ERRORS.keyStoreUnavailable });
     return undefined;
   }
-  const auth = authenticate(request.headers, ctx.models.credentials, ctx.models.apps);
+  const now = Date.now();
+  const auth = authenticate(request.headers, ctx.models.credentials, ctx.models.apps, now);
   switch (auth.kind) {
     case 'ok':
+      noteKeyUse(ctx, auth.credential, now);
       return { credential: auth.credential, appIds: auth.appIds };
     case 'missing':
       void reply.code(401).send({ error: AUTH_ERRORS.missing });
