@@ -36,15 +36,22 @@ const OVERLAPS: ReadonlyArray<readonly [number, string]> = [
   [604_800, '7 days'],
 ];
 
-/** "Last used" of a key: the first use of the hour it was last used in, or never. */
+/** "Last used" of a key (in its column, or its card's line at a phone's width): the first use of the hour it was last used in, or never. */
 export const LastUsed = (props: { activity: KeyActivity | undefined }) =>
   props.activity?.lastUsedAt ? (
-    <span data-last-used={props.activity.lastUsedAt}>
-      last used: <time dateTime={props.activity.lastUsedAt}>{when(props.activity.lastUsedAt)}</time>
-    </span>
+    <time data-last-used={props.activity.lastUsedAt} dateTime={props.activity.lastUsedAt}>
+      {when(props.activity.lastUsedAt)}
+    </time>
   ) : (
     <span data-last-used="never">never</span>
   );
+
+/** What "last used" means, under the table. */
+export const LastUsedHint = () => (
+  <p class="hint" data-last-used-hint>
+    Last used: Relay notes a key’s use once an hour at most, so the time shown is the first use in the hour it was last used.
+  </p>
+);
 
 /** While a rolled key's old secret still works: until when. */
 export const OldSecretNote = (props: { activity: KeyActivity | undefined }) =>
@@ -56,7 +63,7 @@ export const OldSecretNote = (props: { activity: KeyActivity | undefined }) =>
   ) : null;
 
 /** The form that rolls one key: the overlap, then Roll; the focus goes to it when it opens. */
-export const RollKey = (props: { credentialId: string; name: string; onRolled: (rolled: RolledKey) => void; onCancel: () => void }) => {
+export const RollKey = (props: { credentialId: string; name: string; onRolled: (rolled: RolledKey) => void; onRefused: () => void; onCancel: () => void }) => {
   const [overlap, setOverlap] = useState(OVERLAPS[1]![0]);
   const [busy, setBusy] = useState(false);
   const errors = useFormErrors('roll', {});
@@ -68,7 +75,11 @@ export const RollKey = (props: { credentialId: string; name: string; onRolled: (
     setBusy(true);
     const outcome = await relayRoute<RolledKey>('/dashboard/credentials/roll', { credentialId: props.credentialId, overlapSeconds: overlap });
     setBusy(false);
-    if (!outcome.ok) return errors.show(outcome.failure);
+    if (!outcome.ok) {
+      errors.show(outcome.failure);
+      // The list may be out of date (a key deleted elsewhere): read it again.
+      return props.onRefused();
+    }
     props.onRolled(outcome.data);
   };
 

@@ -4,12 +4,12 @@
  * key-roll.tsx), deleting one. A new key starts with the app it is asked for ticked (`?app=`), or the only
  * app there is; a key with no app is refused before it is sent.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useState } from 'preact/hooks';
 import { api, run, type Failure } from '../api';
 import type { components } from '../api/account-api';
 import { FieldError, FormError, TextField, useFormErrors, webhookUrlProblem, withinLimits } from '../forms';
 import { ErrorNote, Loading, SecretOnce, TableHead, when } from '../ui';
-import { LastUsed, loadKeyActivity, OldSecretNote, RollKey, type KeyActivity } from './key-roll';
+import { LastUsed, LastUsedHint, loadKeyActivity, OldSecretNote, RollKey, type KeyActivity } from './key-roll';
 
 type Credential = components['schemas']['Credential'];
 type App = components['schemas']['App'];
@@ -48,6 +48,10 @@ export const Keys = (props: { app: string | null; onFailure: (failure: Failure) 
     if (first && start) setForm((f) => ({ ...f, appIds: new Set([start.id]) }));
   };
   useEffect(() => void load(true), []);
+  // After a roll the form is gone: the focus goes to what it made.
+  useLayoutEffect(() => {
+    if (made?.until) document.getElementById('rolled')?.focus();
+  }, [made]);
 
   const create = async (event: Event) => {
     event.preventDefault();
@@ -135,17 +139,17 @@ export const Keys = (props: { app: string | null; onFailure: (failure: Failure) 
           </tbody>
         </table>
       )}
+      {keys !== undefined && keys.length > 0 && <LastUsedHint />}
       {rolling && (
         <RollKey
           credentialId={rolling.credentialId}
           name={rolling.name}
           onCancel={() => setRolling(undefined)}
+          onRefused={() => void load()}
           onRolled={async (rolled) => {
             setMade({ name: rolling.name, secret: rolled.secret, until: rolled.previousKeyUntil });
             setRolling(undefined);
             await load();
-            // The form is gone: the focus goes to what the roll made.
-            document.getElementById('rolled')?.focus();
           }}
         />
       )}
