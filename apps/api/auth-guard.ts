@@ -13,7 +13,8 @@ export const AUTH_ERRORS = {
   keyStoreUnavailable: 'Key store unavailable',
 } as const;
 
-export type Caller = { credential: CredentialView; appIds: string[] };
+/** `keyHash`: the presented key's hash, to tell later whether that key still works (a roll's overlap ends). */
+export type Caller = { credential: CredentialView; appIds: string[]; keyHash: string };
 
 /**
  * The 401/403 rules: no usable header → 401; a key in a header its type does not accept → 401;
@@ -38,7 +39,7 @@ export const requireCaller = (
   switch (auth.kind) {
     case 'ok':
       noteKeyUse(ctx, auth.credential, now);
-      return { credential: auth.credential, appIds: auth.appIds };
+      return { credential: auth.credential, appIds: auth.appIds, keyHash: auth.keyHash };
     case 'missing':
       void reply.code(401).send({ error: AUTH_ERRORS.missing });
       return undefined;

@@ -10,7 +10,8 @@ import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
  * Header names arrive lower-cased (Node's parser); stored names are lower-cased at creation.
  */
 export type Authentication =
-  | { kind: 'ok'; credential: CredentialView; appIds: string[] }
+  /** `keyHash`: the hash of the key presented (a rolled credential's current key, or its old one during the overlap). */
+  | { kind: 'ok'; credential: CredentialView; appIds: string[]; keyHash: string }
   /** No header that could carry a key. */
   | { kind: 'missing' }
   /** A live credential's key, in a header its type does not accept. */
@@ -65,13 +66,14 @@ export const authenticate = (
   if (presented.length === 0) return { kind: 'missing' };
   let wrongHeader = false;
   for (const { key, via } of presented) {
-    const credential = credentials.byKeyHash(hashKey(key), now);
+    const keyHash = hashKey(key);
+    const credential = credentials.byKeyHash(keyHash, now);
     if (!credential) continue;
     if (!accepts(credential, via)) {
       wrongHeader = true;
       continue;
     }
-    return { kind: 'ok', credential, appIds: credential.appIds.filter((appId) => apps.isLive(appId)) };
+    return { kind: 'ok', credential, appIds: credential.appIds.filter((appId) => apps.isLive(appId)), keyHash };
   }
   return wrongHeader ? { kind: 'wrong-header' } : { kind: 'unknown' };
 };

@@ -76,8 +76,8 @@ describe('which credential a request presents', () => {
       }),
     );
     const at = (headers: Record<string, string>, time: string) => authenticate(headers, models.credentials, models.apps, Date.parse(time));
-    expect(at({ 'x-roll': 'rly_old' }, '2026-01-01T23:59:59.999Z')).toMatchObject({ kind: 'ok', credential: { credentialId: 'cred_roll' } });
-    expect(at({ 'x-roll': 'rly_new' }, '2026-01-01T00:00:00.000Z')).toMatchObject({ kind: 'ok', credential: { credentialId: 'cred_roll' } });
+    expect(at({ 'x-roll': 'rly_old' }, '2026-01-01T23:59:59.999Z')).toMatchObject({ kind: 'ok', credential: { credentialId: 'cred_roll' }, keyHash: hashKey('rly_old') });
+    expect(at({ 'x-roll': 'rly_new' }, '2026-01-01T00:00:00.000Z')).toMatchObject({ kind: 'ok', credential: { credentialId: 'cred_roll' }, keyHash: hashKey('rly_new') });
     expect(at({ authorization: 'Bearer rly_old' }, '2026-01-01T12:00:00.000Z')).toEqual({ kind: 'wrong-header' });
     expect(at({ 'x-roll': 'rly_old' }, '2026-01-02T00:00:00.000Z')).toEqual({ kind: 'missing' });
     expect(at({ 'x-roll': 'rly_new', authorization: 'Bearer rly_old' }, '2026-01-02T00:00:00.000Z')).toMatchObject({ kind: 'ok', credential: { credentialId: 'cred_roll' } });

@@ -47,7 +47,7 @@ describe.skipIf(skip !== '')('the keys page: last use and rolling a key (issue 5
           await page.reload();
           return lastUsed(used.credentialId);
         },
-        { timeout: 15_000, intervals: [250] },
+        { timeout: 15_000, interval: 250 },
       )
       .toMatch(/^\d{4}-/);
     const at = Date.parse((await lastUsed(used.credentialId))!);

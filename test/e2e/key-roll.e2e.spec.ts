@@ -57,7 +57,7 @@ describe('a key’s last use', () => {
     const before = Date.now();
     for (let i = 0; i < 5; i++) expect((await poll(key.secret)).status).toBe(200);
     expect((await verify(key.secret)).status).toBe(200);
-    const seen = await waitFor(async () => (await activityOf(key.credentialId))?.lastUsedAt as string | null, 15_000, 'the key’s last use');
+    const seen = await waitFor(async () => ((await activityOf(key.credentialId))?.lastUsedAt as string | null) ?? undefined, 15_000, 'the key’s last use');
     expect(Date.parse(seen)).toBeGreaterThanOrEqual(before - 1000);
     expect(Date.parse(seen)).toBeLessThanOrEqual(Date.now());
     for (let i = 0; i < 5; i++) expect((await poll(key.secret)).status).toBe(200);
@@ -134,6 +134,33 @@ describe('rolling a key', () => {
       expect(everything).not.toContain(secret);
       expect(everything).not.toContain(hashKey(secret));
     }
+  });
+
+  it('ends an event stream opened with the old secret once its overlap has ended, before any later event', async () => {
+    const key = await createKey(relay, account, [appId]);
+    const rolled = await roll(key.credentialId, 3);
+    expect(rolled.status).toBe(200);
+    const controller = new AbortController();
+    const res = await fetch(`${relay.url}/api/v1/events`, { headers: { authorization: `Bearer ${key.secret}` }, signal: controller.signal });
+    expect(res.status).toBe(200);
+    let text = '';
+    let ended = false;
+    const reading = (async () => {
+      const reader = res.body!.getReader();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return void (ended = true);
+        text += new TextDecoder().decode(value);
+      }
+    })().catch(() => undefined);
+    await waitFor(async () => (await poll(key.secret)).status === 403, 20_000, 'the old secret refused after its overlap');
+    const sent = await api(relay, 'POST', '/messages/send', { key: rolled.body.data.secret, body: { messages: [{ appId, messenger: 'signal', contactId: '+15550008888', message: 'after the end' }] } });
+    expect(sent.status).toBe(202);
+    await waitFor(() => ended, 15_000, 'the stream’s end');
+    controller.abort();
+    await reading;
+    expect(text).toContain('the key or one of its apps is gone');
+    expect(text).not.toContain(sent.body.successfulMessages[0].messageId);
   });
 
   it('is refused for an overlap out of bounds, another user’s key, a deleted key, a cross-origin request, or no session', async () => {
