@@ -104,6 +104,34 @@ describe('read models', () => {
     expect(models.credentials.credentialsOf('usr_1').map((c) => c.credentialId)).toEqual(['cred_1']);
   });
 
+  it('credentials: a rolled key finds its credential by both keys until the old one ends; a use is remembered', () => {
+    const models = createReadModels();
+    models.credentials.apply(credential('cred_1', 'h1'));
+    const roll = (keyHash: string, previousKeyUntil: string) =>
+      models.credentials.apply(
+        recorded('credential-cred_1', 'CredentialRolled', { credentialId: 'cred_1', userId: 'usr_1', appIds: ['app_1'], keyHash, secretEncrypted: `enc-${keyHash}`, keyPreview: keyHash, previousKeyUntil, rolledAt: '' }),
+      );
+    roll('h2', '2026-01-02T00:00:00.000Z');
+    const before = Date.parse('2026-01-01T23:59:59.999Z');
+    const after = Date.parse('2026-01-02T00:00:00.000Z');
+    expect(models.credentials.byKeyHash('h1', before)).toMatchObject({ credentialId: 'cred_1', keyHash: 'h2', secretEncrypted: 'enc-h2', previousKeyHash: 'h1' });
+    expect(models.credentials.byKeyHash('h1', after)).toBeUndefined();
+    expect(models.credentials.byKeyHash('h2', after)?.credentialId).toBe('cred_1');
+    models.credentials.apply(recorded('credential-cred_1', 'CredentialUsed', { credentialId: 'cred_1', userId: 'usr_1', appIds: ['app_1'], usedAt: '2026-01-01T12:00:00.000Z' }));
+    expect(models.credentials.credential('cred_1')?.lastUsedAt).toBe('2026-01-01T12:00:00.000Z');
+    expect(models.credentials.byKeyHash('h1', before)?.lastUsedAt).toBe('2026-01-01T12:00:00.000Z');
+    // Rolling again: the first key stops at once, the second works for its own overlap.
+    roll('h3', '2026-01-03T00:00:00.000Z');
+    expect(models.credentials.byKeyHash('h1', before)).toBeUndefined();
+    expect(models.credentials.byKeyHash('h2', after)?.keyHash).toBe('h3');
+    const copy = createReadModels();
+    copy.credentials.restore(JSON.parse(JSON.stringify(models.credentials.snapshot())));
+    expect(copy.credentials.byKeyHash('h2', after)).toEqual(models.credentials.byKeyHash('h2', after));
+    models.credentials.apply(recorded('credential-cred_1', 'CredentialDeleted', { credentialId: 'cred_1', userId: 'usr_1', appIds: ['app_1'], deletedAt: '' }));
+    expect(models.credentials.byKeyHash('h2', after)).toBeUndefined();
+    expect(models.credentials.byKeyHash('h3', after)).toBeUndefined();
+  });
+
   it('users: sessions expire, tiers change', () => {
     const models = createReadModels();
     models.users.apply(recorded('user-usr_1', 'UserRegistered', { userId: 'usr_1', email: 'a@b.c', name: 'A', registeredAt: '' }));

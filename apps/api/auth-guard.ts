@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RelayContext } from '../services/context.ts';
 import type { RateLimitKind } from '../services/metrics.ts';
 import { authenticate } from './authenticate.ts';
+import { noteKeyUse } from './key-use.ts';
 import type { CredentialView } from '../../projections/credentials/credentials-projection.ts';
 
 export const AUTH_ERRORS = {
@@ -12,12 +13,14 @@ export const AUTH_ERRORS = {
   keyStoreUnavailable: 'Key store unavailable',
 } as const;
 
-export type Caller = { credential: CredentialView; appIds: string[] };
+/** `keyHash`: the presented key's hash, to tell later whether that key still works (a roll's overlap ends). */
+export type Caller = { credential: CredentialView; appIds: string[]; keyHash: string };
 
 /**
  * The 401/403 rules: no usable header → 401; a key in a header its type does not accept → 401;
  * a key of no live credential → 403 on send and poll (`unknownStatus`), 401 on verify.
- * While the read models cannot follow the event store → 503.
+ * While the read models cannot follow the event store → 503. A key that passes is noted as used
+ * (in memory; recorded at most once an hour, key-use.ts).
  * Returns undefined after answering the request itself.
  */
 export const requireCaller = (
@@ -31,10 +34,12 @@ export const requireCaller = (
     void reply.code(503).send({ error: AUTH_ERRORS.keyStoreUnavailable });
     return undefined;
   }
-  const auth = authenticate(request.headers, ctx.models.credentials, ctx.models.apps);
+  const now = Date.now();
+  const auth = authenticate(request.headers, ctx.models.credentials, ctx.models.apps, now);
   switch (auth.kind) {
     case 'ok':
-      return { credential: auth.credential, appIds: auth.appIds };
+      noteKeyUse(ctx, auth.credential, now);
+      return { credential: auth.credential, appIds: auth.appIds, keyHash: auth.keyHash };
     case 'missing':
       void reply.code(401).send({ error: AUTH_ERRORS.missing });
       return undefined;

@@ -10,12 +10,13 @@ import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
  * Header names arrive lower-cased (Node's parser); stored names are lower-cased at creation.
  */
 export type Authentication =
-  | { kind: 'ok'; credential: CredentialView; appIds: string[] }
+  /** `keyHash`: the hash of the key presented (a rolled credential's current key, or its old one during the overlap). */
+  | { kind: 'ok'; credential: CredentialView; appIds: string[]; keyHash: string }
   /** No header that could carry a key. */
   | { kind: 'missing' }
   /** A live credential's key, in a header its type does not accept. */
   | { kind: 'wrong-header' }
-  /** A key that maps to no live credential (unknown or deleted). */
+  /** A key that maps to no live credential (unknown, deleted, or replaced by a roll whose overlap has ended). */
   | { kind: 'unknown' };
 
 type Via = { header: 'authorization' } | { header: 'x-api-key' } | { header: 'custom'; name: string };
@@ -42,6 +43,8 @@ export const authenticate = (
   headers: IncomingHttpHeaders,
   credentials: CredentialsProjection,
   apps: AppsProjection,
+  /** The time the key is checked at (ms): a rolled credential's old key works until its overlap ends. */
+  now = Date.now(),
 ): Authentication => {
   const presented: Array<{ key: string; via: Via }> = [];
   const bearer = BEARER.exec(single(headers.authorization) ?? '')?.[1];
@@ -56,20 +59,21 @@ export const authenticate = (
       if (!credentials.isCustomHeaderName(name)) continue;
       const value = single(headers[name])?.trim();
       if (!value) continue;
-      const credential = credentials.byKeyHash(hashKey(value));
+      const credential = credentials.byKeyHash(hashKey(value), now);
       if (credential?.type === 'webhook-header' && credential.webhookAuthHeaderName === name) presented.push({ key: value, via: { header: 'custom', name } });
     }
   }
   if (presented.length === 0) return { kind: 'missing' };
   let wrongHeader = false;
   for (const { key, via } of presented) {
-    const credential = credentials.byKeyHash(hashKey(key));
+    const keyHash = hashKey(key);
+    const credential = credentials.byKeyHash(keyHash, now);
     if (!credential) continue;
     if (!accepts(credential, via)) {
       wrongHeader = true;
       continue;
     }
-    return { kind: 'ok', credential, appIds: credential.appIds.filter((appId) => apps.isLive(appId)) };
+    return { kind: 'ok', credential, appIds: credential.appIds.filter((appId) => apps.isLive(appId)), keyHash };
   }
   return wrongHeader ? { kind: 'wrong-header' } : { kind: 'unknown' };
 };

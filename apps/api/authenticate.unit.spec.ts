@@ -60,4 +60,27 @@ describe('which credential a request presents', () => {
     expect(auth({ authorization: 'Bearer rly_hook' })).toEqual({ kind: 'wrong-header' });
     expect(auth({ authorization: 'Bearer rly_unknown' })).toEqual({ kind: 'unknown' });
   });
+
+  it('a rolled key: the old key works until its overlap ends, in its own header, then is an unknown key', () => {
+    credential('cred_roll', 'rly_old', 'webhook-header', 'x-roll');
+    models.credentials.apply(
+      recorded('credential-cred_roll', 'CredentialRolled', {
+        credentialId: 'cred_roll',
+        userId: 'usr_1',
+        appIds: ['app_1'],
+        keyHash: hashKey('rly_new'),
+        secretEncrypted: 'y',
+        keyPreview: 'rly_',
+        previousKeyUntil: '2026-01-02T00:00:00.000Z',
+        rolledAt: '2026-01-01T00:00:00.000Z',
+      }),
+    );
+    const at = (headers: Record<string, string>, time: string) => authenticate(headers, models.credentials, models.apps, Date.parse(time));
+    expect(at({ 'x-roll': 'rly_old' }, '2026-01-01T23:59:59.999Z')).toMatchObject({ kind: 'ok', credential: { credentialId: 'cred_roll' }, keyHash: hashKey('rly_old') });
+    expect(at({ 'x-roll': 'rly_new' }, '2026-01-01T00:00:00.000Z')).toMatchObject({ kind: 'ok', credential: { credentialId: 'cred_roll' }, keyHash: hashKey('rly_new') });
+    expect(at({ authorization: 'Bearer rly_old' }, '2026-01-01T12:00:00.000Z')).toEqual({ kind: 'wrong-header' });
+    expect(at({ 'x-roll': 'rly_old' }, '2026-01-02T00:00:00.000Z')).toEqual({ kind: 'missing' });
+    expect(at({ 'x-roll': 'rly_new', authorization: 'Bearer rly_old' }, '2026-01-02T00:00:00.000Z')).toMatchObject({ kind: 'ok', credential: { credentialId: 'cred_roll' } });
+    expect(at({ authorization: 'Bearer rly_old' }, '2026-01-02T00:00:00.000Z')).toEqual({ kind: 'unknown' });
+  });
 });

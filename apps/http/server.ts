@@ -14,6 +14,7 @@ import { statisticsPages } from './statistics-pages.ts';
 import { signalLinkRoutes } from './signal-link-route.ts';
 import { appActivityRoutes } from './app-activity-routes.ts';
 import { testMessageRoute } from './test-message-route.ts';
+import { credentialRoutes } from './credential-routes.ts';
 import type { StatisticsSource } from '../read-models/statistics-model.ts';
 import { registerApiDocs } from './docs.ts';
 import type { RelayContext } from '../services/context.ts';
@@ -101,6 +102,7 @@ export const buildServer = async (
   await app.register(signalLinkRoutes(ctx));
   await app.register(appActivityRoutes(ctx, options.statistics));
   await app.register(testMessageRoute(ctx, options.limiter));
+  await app.register(credentialRoutes(ctx));
   await app.register(publicApi(ctx, options.limiter), { prefix: '/api/v1' });
   await app.register(
     dashboardProxy({ forward: options.forwardToAccount, timeoutMs: ctx.config.DASHBOARD_TIMEOUT_MS, match: routeMatcher(AUTH_ROUTES), passCookies: true, log: httpLog }),

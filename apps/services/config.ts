@@ -98,6 +98,8 @@ export const configSchema = z.object({
   SIGN_IN_PER_ADDRESS: integer(5, 1),
   SIGN_IN_PER_CLIENT: integer(20, 1),
   MAX_CREDENTIALS_PER_USER: integer(10, 1),
+  /** The shortest overlap an owner may give the old key when rolling one (a week is the longest): an hour; less for tests. */
+  CREDENTIAL_ROLL_MIN_OVERLAP_SECONDS: integer(3600, 1).pipe(z.number().max(3600)),
   MAX_APPS_PER_USER: integer(25, 1),
   EVENTS_MAX_STREAMS_PER_KEY: integer(5, 1),
   EVENTS_MAX_STREAMS_PER_USER: integer(10, 1),

@@ -112,4 +112,72 @@ describe('credential decider', () => {
       .when({ type: 'DeleteCredential', data: { userId: 'usr_1', now } })
       .thenFails('not_found');
   });
+
+  describe('rolling a key', () => {
+    const hour = 3_600_000;
+    const roll = (overrides: Partial<Extract<CredentialCommand, { type: 'RollCredential' }>['data']> = {}): CredentialCommand => ({
+      type: 'RollCredential',
+      data: { userId: 'usr_1', keyHash: 'hash2', secretEncrypted: 'enc2', keyPreview: 'rly_efgh', overlapMs: 24 * hour, minOverlapMs: hour, now, ...overrides },
+    });
+    const rolled: CredentialEvent = {
+      type: 'CredentialRolled',
+      data: {
+        credentialId: 'cred_1',
+        userId: 'usr_1',
+        appIds: ['app_1'],
+        keyHash: 'hash2',
+        secretEncrypted: 'enc2',
+        keyPreview: 'rly_efgh',
+        previousKeyUntil: '2026-01-03T03:04:05.000Z',
+        rolledAt: now.toISOString(),
+      },
+    };
+
+    it('gives the same credential a new key, the old one working until the overlap ends', () => spec.given([created]).when(roll()).then([rolled]));
+
+    it('takes overlaps from the least allowed to 7 days, no more, no less', () => {
+      spec.given([created]).when(roll({ overlapMs: 7 * 24 * hour + 1000 })).thenFails('validation', 'Invalid overlapSeconds: must be from 1 hour to 7 days');
+      spec.given([created]).when(roll({ overlapMs: hour - 1000 })).thenFails('validation', 'Invalid overlapSeconds: must be from 1 hour to 7 days');
+      spec.given([created]).when(roll({ overlapMs: 1.5 })).thenFails('validation');
+      spec.given([created]).when(roll({ overlapMs: 2000, minOverlapMs: 1000 })).then([{ ...rolled, data: { ...rolled.data, previousKeyUntil: '2026-01-02T03:04:07.000Z' } }]);
+    });
+
+    it("does not roll another user's key, a deleted one, or one that never was", () => {
+      spec.given([created]).when(roll({ userId: 'usr_2' })).thenFails('not_found', 'Credential not found');
+      spec.given([created, { type: 'CredentialDeleted', data: { credentialId: 'cred_1', userId: 'usr_1', appIds: ['app_1'], deletedAt: now.toISOString() } }]).when(roll()).thenFails('not_found');
+      spec.given([]).when(roll()).thenFails('not_found');
+    });
+
+    it('rolls again from the newest key', () => {
+      spec.given([created, rolled]).when(roll({ keyHash: 'hash2' })).thenFails('conflict');
+      spec.given([created, rolled]).when(roll({ keyHash: 'hash3' })).then([{ ...rolled, data: { ...rolled.data, keyHash: 'hash3' } }]);
+    });
+
+    it('a deleted key stops whatever overlap was running', () =>
+      spec
+        .given([created, rolled])
+        .when({ type: 'DeleteCredential', data: { userId: 'usr_1', now } })
+        .then([{ type: 'CredentialDeleted', data: { credentialId: 'cred_1', userId: 'usr_1', appIds: ['app_1'], deletedAt: now.toISOString() } }]));
+  });
+
+  describe('recording that a key was used', () => {
+    const use = (at: string): CredentialCommand => ({ type: 'RecordCredentialUse', data: { usedAt: new Date(at) } });
+    const used = (at: string): CredentialEvent => ({ type: 'CredentialUsed', data: { credentialId: 'cred_1', userId: 'usr_1', appIds: ['app_1'], usedAt: at } });
+
+    it('records the first use', () => spec.given([created]).when(use('2026-01-02T04:00:00.000Z')).then([used('2026-01-02T04:00:00.000Z')]));
+
+    it('records nothing within the hour of the last recorded use, whichever instance asks', () => {
+      spec.given([created, used('2026-01-02T04:00:00.000Z')]).when(use('2026-01-02T04:59:59.999Z')).thenNothingHappens();
+      spec.given([created, used('2026-01-02T04:00:00.000Z')]).when(use('2026-01-02T03:30:00.000Z')).thenNothingHappens();
+      spec.given([created, used('2026-01-02T04:00:00.000Z')]).when(use('2026-01-02T05:00:00.000Z')).then([used('2026-01-02T05:00:00.000Z')]);
+    });
+
+    it('records nothing of a deleted key or an unknown one', () => {
+      spec.given([]).when(use('2026-01-02T04:00:00.000Z')).thenNothingHappens();
+      spec
+        .given([created, { type: 'CredentialDeleted', data: { credentialId: 'cred_1', userId: 'usr_1', appIds: ['app_1'], deletedAt: now.toISOString() } }])
+        .when(use('2026-01-02T04:00:00.000Z'))
+        .thenNothingHappens();
+    });
+  });
 });

@@ -2,11 +2,17 @@ import type { CredentialEvent, CredentialRecord } from '../../domain/credential/
 import type { RecordedEvent } from '../../infra/event-store/port.ts';
 import type { Projection } from '../projection.ts';
 
-export type CredentialView = CredentialRecord;
+/**
+ * A live credential: its current key, the key a roll replaced while it may still work
+ * (`previousKeyHash` until `previousKeyUntil`), and its last recorded use (to within the hour).
+ */
+export type CredentialView = CredentialRecord & { previousKeyHash?: string; previousKeyUntil?: string; lastUsedAt?: string };
 
 /**
  * Live credentials by key hash (the hot path of every public request), by id and by owner, and
- * the header names that webhook-header credentials are read from.
+ * the header names that webhook-header credentials are read from. A rolled credential is found by
+ * both its keys; the fold keeps the older one (never more than two a credential) and the lookup
+ * refuses it after its end, so that the model stays a function of the history alone.
  */
 export class CredentialsProjection implements Projection {
   readonly name = 'credentials';
@@ -20,8 +26,7 @@ export class CredentialsProjection implements Projection {
     switch (event.type) {
       case 'CredentialCreated': {
         const view = event.data;
-        this.byHash.set(view.keyHash, view);
-        this.byId.set(view.credentialId, view);
+        this.put(view);
         if (view.webhookAuthHeaderName) this.countHeader(view.webhookAuthHeaderName, 1);
         return;
       }
@@ -30,12 +35,33 @@ export class CredentialsProjection implements Projection {
         if (!view) return;
         this.byId.delete(view.credentialId);
         this.byHash.delete(view.keyHash);
+        if (view.previousKeyHash) this.byHash.delete(view.previousKeyHash);
         if (view.webhookAuthHeaderName) this.countHeader(view.webhookAuthHeaderName, -1);
+        return;
+      }
+      case 'CredentialRolled': {
+        const view = this.byId.get(event.data.credentialId);
+        if (!view) return;
+        // A key older than the one replaced now stops at once: two keys a credential at most.
+        if (view.previousKeyHash) this.byHash.delete(view.previousKeyHash);
+        const { keyHash, secretEncrypted, keyPreview, previousKeyUntil } = event.data;
+        this.put({ ...view, keyHash, secretEncrypted, keyPreview, previousKeyHash: view.keyHash, previousKeyUntil });
+        return;
+      }
+      case 'CredentialUsed': {
+        const view = this.byId.get(event.data.credentialId);
+        if (view) this.put({ ...view, lastUsedAt: event.data.usedAt });
         return;
       }
       default:
         return;
     }
+  }
+
+  private put(view: CredentialView) {
+    this.byId.set(view.credentialId, view);
+    this.byHash.set(view.keyHash, view);
+    if (view.previousKeyHash) this.byHash.set(view.previousKeyHash, view);
   }
 
   private countHeader(name: string, delta: number) {
@@ -53,14 +79,19 @@ export class CredentialsProjection implements Projection {
     this.byId.clear();
     this.headerNameCounts.clear();
     for (const view of snapshot as CredentialView[]) {
-      this.byHash.set(view.keyHash, view);
-      this.byId.set(view.credentialId, view);
+      this.put(view);
       if (view.webhookAuthHeaderName) this.countHeader(view.webhookAuthHeaderName, 1);
     }
   }
 
-  byKeyHash(keyHash: string): CredentialView | undefined {
-    return this.byHash.get(keyHash);
+  /**
+   * The live credential a key hash finds at `now` (ms): by its current key, or by the key a roll
+   * replaced until that key's end (`previousKeyUntil`), after which the old key finds nothing.
+   */
+  byKeyHash(keyHash: string, now = Date.now()): CredentialView | undefined {
+    const view = this.byHash.get(keyHash);
+    if (view === undefined || view.keyHash === keyHash) return view;
+    return view.previousKeyUntil !== undefined && Date.parse(view.previousKeyUntil) > now ? view : undefined;
   }
 
   credential(credentialId: string): CredentialView | undefined {

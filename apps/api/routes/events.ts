@@ -146,7 +146,9 @@ export const eventsRoute =
           const scoped = scopeEvent(event, appIds);
           return scoped ? frame(event, scoped.data) : undefined;
         };
-        const stillAllowed = () => ctx.models.credentials.credential(credentialId) !== undefined && caller.appIds.every((appId) => ctx.models.apps.isLive(appId));
+        // The key presented must still find the credential: deleted, or the old key of a roll whose overlap has ended, the stream ends.
+        const stillAllowed = () =>
+          ctx.models.credentials.byKeyHash(caller.keyHash)?.credentialId === credentialId && caller.appIds.every((appId) => ctx.models.apps.isLive(appId));
 
         let head: bigint | undefined;
         try {

@@ -1,13 +1,15 @@
 /**
- * API keys: the user's credentials (secrets redacted), a new one of each type (its secret shown
- * once), deleting one. A new key starts with the app it is asked for ticked (`?app=`), or the only
+ * API keys: the user's credentials (secrets redacted) with their last use, a new one of each type
+ * (its secret shown once), rolling one (a new secret shown once, the old one working for a while:
+ * key-roll.tsx), deleting one. A new key starts with the app it is asked for ticked (`?app=`), or the only
  * app there is; a key with no app is refused before it is sent.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useState } from 'preact/hooks';
 import { api, run, type Failure } from '../api';
 import type { components } from '../api/account-api';
 import { FieldError, FormError, TextField, useFormErrors, webhookUrlProblem, withinLimits } from '../forms';
 import { ErrorNote, Loading, SecretOnce, TableHead, when } from '../ui';
+import { LastUsed, LastUsedHint, loadKeyActivity, OldSecretNote, RollKey, type KeyActivity } from './key-roll';
 
 type Credential = components['schemas']['Credential'];
 type App = components['schemas']['App'];
@@ -27,15 +29,18 @@ export const Keys = (props: { app: string | null; onFailure: (failure: Failure) 
   const [keys, setKeys] = useState<Credential[] | undefined>();
   const [apps, setApps] = useState<App[]>([]);
   const [failure, setFailure] = useState<Failure | undefined>();
-  const [made, setMade] = useState<{ name: string; secret: string } | undefined>();
+  const [made, setMade] = useState<{ name: string; secret: string; until?: string } | undefined>();
+  const [activity, setActivity] = useState(new Map<string, KeyActivity>());
+  const [rolling, setRolling] = useState<Credential | undefined>();
   const [form, setForm] = useState({ type: 'api-key' as KeyType, name: '', appIds: new Set<string>(), header: '', url: '' });
   const errors = useFormErrors('key', FIELDS);
 
   const load = async (first = false) => {
     setFailure(undefined);
-    const [listed, owned] = await Promise.all([run(api.GET('/dashboard/api/dashboard/credentials')), run(api.GET('/dashboard/api/dashboard/apps'))]);
+    const [listed, owned, used] = await Promise.all([run(api.GET('/dashboard/api/dashboard/credentials')), run(api.GET('/dashboard/api/dashboard/apps')), loadKeyActivity()]);
     if (!listed.ok) return (listed.failure.signedOut ? props.onFailure : setFailure)(listed.failure);
     setKeys(listed.data.items);
+    setActivity(used);
     if (!owned.ok) return;
     setApps(owned.data.items);
     // The app asked for, or the only one: ticked from the start.
@@ -43,6 +48,10 @@ export const Keys = (props: { app: string | null; onFailure: (failure: Failure) 
     if (first && start) setForm((f) => ({ ...f, appIds: new Set([start.id]) }));
   };
   useEffect(() => void load(true), []);
+  // After a roll the form is gone: the focus goes to what it made.
+  useLayoutEffect(() => {
+    if (made?.until) document.getElementById('rolled')?.focus();
+  }, [made]);
 
   const create = async (event: Event) => {
     event.preventDefault();
@@ -91,25 +100,36 @@ export const Keys = (props: { app: string | null; onFailure: (failure: Failure) 
     <section aria-labelledby="keys">
       <h1 id="keys">API keys</h1>
       <ErrorNote failure={failure} onRetry={load} />
-      {made && <SecretOnce label={`The secret of “${made.name}”`} secret={made.secret} />}
+      {made && <SecretOnce label={made.until ? `The new secret of “${made.name}”` : `The secret of “${made.name}”`} secret={made.secret} />}
+      {made?.until && (
+        <p data-rolled id="rolled" tabIndex={-1}>The old secret works until {when(made.until)}, then only this one.
+        </p>
+      )}
       {keys === undefined ? (
         !failure && <Loading />
       ) : keys.length === 0 ? (
         <p>No keys yet.</p>
       ) : (
         <table data-keys>
-          <TableHead columns={['Name', 'Type', 'Key', 'Apps', 'Made']} actions="Delete" />
+          <TableHead columns={['Name', 'Type', 'Key', 'Apps', 'Made', 'Last used']} actions="Roll or delete" />
           <tbody>
             {keys.map((key) => (
-              <tr key={key.credentialId}>
+              <tr key={key.credentialId} data-key={key.credentialId}>
                 <td data-label="Name">{key.name}</td>
                 <td data-label="Type">{key.type}</td>
                 <td data-label="Key">
                   <code>{key.keyPreview}</code>
+                  <OldSecretNote activity={activity.get(key.credentialId)} />
                 </td>
                 <td data-label="Apps">{key.appIds.map(appName).join(', ')}</td>
                 <td data-label="Made">{when(key.createdAt)}</td>
+                <td data-label="Last used">
+                  <LastUsed activity={activity.get(key.credentialId)} />
+                </td>
                 <td>
+                  <button type="button" onClick={() => setRolling(key)} aria-label={`Roll the key ${key.name}`}>
+                    Roll
+                  </button>{' '}
                   <button type="button" class="danger" onClick={() => remove(key)} aria-label={`Delete the key ${key.name}`}>
                     Delete
                   </button>
@@ -118,6 +138,20 @@ export const Keys = (props: { app: string | null; onFailure: (failure: Failure) 
             ))}
           </tbody>
         </table>
+      )}
+      {keys !== undefined && keys.length > 0 && <LastUsedHint />}
+      {rolling && (
+        <RollKey
+          credentialId={rolling.credentialId}
+          name={rolling.name}
+          onCancel={() => setRolling(undefined)}
+          onRefused={() => void load()}
+          onRolled={async (rolled) => {
+            setMade({ name: rolling.name, secret: rolled.secret, until: rolled.previousKeyUntil });
+            setRolling(undefined);
+            await load();
+          }}
+        />
       )}
       <h2>New key</h2>
       <form onSubmit={create} noValidate>
