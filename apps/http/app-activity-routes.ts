@@ -53,9 +53,9 @@ export const testEvent = (app: AppView, now: Date) => ({
 });
 
 /** The signed-in user and their live app, or undefined once the answer that refuses the request is sent (cross-origin write, no session, not their app). */
-export const ownedApp = (ctx: RelayContext, app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, appId: string, write: boolean) => {
+export const ownedApp = async (ctx: RelayContext, app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, appId: string, write: boolean) => {
   if (write && isCrossOrigin(request.headers.origin, request.headers.host)) return void fail(reply, 400, PROXY_ERRORS.crossOrigin);
-  const user = cookieUser(ctx, app, request);
+  const user = await cookieUser(ctx, app, request);
   if (!user) return void fail(reply, 400, PROXY_ERRORS.sessionRequired);
   const found = ctx.models.apps.app(appId);
   if (!found || found.userId !== user.id) return void fail(reply, 404, 'App not found');
@@ -75,7 +75,7 @@ export const appActivityRoutes = (ctx: RelayContext, statistics: StatisticsSourc
   app.get<{ Params: { appId: string } }>('/dashboard/messages/:appId', { schema: { hide: true } }, async (request, reply) => {
     const query = logQuery.safeParse(request.query);
     if (!query.success) return fail(reply, 400, query.error.issues[0]!.message);
-    const owned = ownApp(request, reply, request.params.appId, false);
+    const owned = await ownApp(request, reply, request.params.appId, false);
     if (!owned) return reply;
     if (!statistics) return fail(reply, 503, 'The message log is not kept by this process: ask the Relay that serves the dashboard');
     try {
@@ -90,7 +90,7 @@ export const appActivityRoutes = (ctx: RelayContext, statistics: StatisticsSourc
   app.post('/dashboard/webhook/test', { schema: { hide: true } }, async (request, reply) => {
     const body = bodyOf(request, reply);
     if (!body) return reply;
-    const owned = ownApp(request, reply, body.appId, true);
+    const owned = await ownApp(request, reply, body.appId, true);
     if (!owned) return reply;
     const { settings } = owned.app;
     if (settings.deliveryType !== 'webhook' || !settings.webhookUrl) return fail(reply, 400, 'This app is not delivered by webhook');
@@ -116,7 +116,7 @@ export const appActivityRoutes = (ctx: RelayContext, statistics: StatisticsSourc
   app.post('/dashboard/webhook/retry', { schema: { hide: true } }, async (request, reply) => {
     const body = bodyOf(request, reply);
     if (!body) return reply;
-    const owned = ownApp(request, reply, body.appId, true);
+    const owned = await ownApp(request, reply, body.appId, true);
     if (!owned) return reply;
     const command = { type: 'RequestWebhookRetry' as const, data: { userId: owned.user.id, now: new Date() } };
     const result = await handleCommand(ctx.store, appStreamName(owned.app.id), appDecider, command, { actor: `user:${owned.user.id}`, correlationId: request.id });

@@ -45,7 +45,7 @@ export const credentialRoutes = (ctx: RelayContext) => async (app: FastifyInstan
   await withCookies(app);
 
   app.get('/dashboard/credentials/activity', { schema: { hide: true } }, async (request, reply) => {
-    const user = cookieUser(ctx, app, request);
+    const user = await cookieUser(ctx, app, request);
     if (!user) return fail(reply, 400, PROXY_ERRORS.sessionRequired);
     const now = Date.now();
     const items = ctx.models.credentials.credentialsOf(user.id).map((view) => keyActivity(view, now));
@@ -54,7 +54,7 @@ export const credentialRoutes = (ctx: RelayContext) => async (app: FastifyInstan
 
   app.post('/dashboard/credentials/roll', { schema: { hide: true } }, async (request, reply) => {
     if (isCrossOrigin(request.headers.origin, request.headers.host)) return fail(reply, 400, PROXY_ERRORS.crossOrigin);
-    const user = cookieUser(ctx, app, request);
+    const user = await cookieUser(ctx, app, request);
     if (!user) return fail(reply, 400, PROXY_ERRORS.sessionRequired);
     const parsed = rollBody.safeParse(request.body ?? {});
     if (!parsed.success) return fail(reply, 400, parsed.error.issues[0]!.message);

@@ -13,7 +13,7 @@ import { MESSENGERS } from '../../domain/shared/messengers.ts';
 import type { Config } from '../services/config.ts';
 import type { RelayContext } from '../services/context.ts';
 import { PROJECT_ROOT } from '../services/running-from.ts';
-import { cookieTokenHash, cookieUser, escapeHtml, withCookies } from './dashboard-session.ts';
+import { cookieUser, escapeHtml, withCookies } from './dashboard-session.ts';
 
 const WHY: Record<string, string> = {
   invalid: 'This sign-in link is not valid.',
@@ -75,13 +75,7 @@ export const dashboardPages = (ctx: RelayContext) => async (app: FastifyInstance
   await withCookies(app);
   const mail = ctx.config.SMTP_URL !== undefined;
   const simulated = simulatedParts(ctx.config);
-  /** The cookie's user; a session not known yet may have just been started by another process (as requireSession). */
-  const userOf = async (request: FastifyRequest) => {
-    const user = cookieUser(ctx, app, request);
-    if (user || cookieTokenHash(app, request) === undefined) return user;
-    await ctx.projections.catchUp();
-    return cookieUser(ctx, app, request);
-  };
+  const userOf = (request: FastifyRequest) => cookieUser(ctx, app, request);
   const send = (reply: FastifyReply, status: number, signedIn: boolean, body: string) =>
     reply
       .code(status)

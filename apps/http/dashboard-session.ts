@@ -26,10 +26,18 @@ export const cookieTokenHash = (app: FastifyInstance, request: FastifyRequest): 
 /** Whether the session of a token hash still lives (not ended, revoked or expired). */
 export const sessionLives = (ctx: RelayContext, tokenHash: string): boolean => ctx.models.users.session(tokenHash, Date.now()) !== undefined;
 
-/** The user of the request's session cookie, while that session lives. */
-export const cookieUser = (ctx: RelayContext, app: FastifyInstance, request: FastifyRequest): UserView | undefined => {
+/**
+ * The user of the request's session cookie, while that session lives. A session not known yet may
+ * have just been started by another process (the CLI, another instance): the read models catch up
+ * once before it is refused, as the account API's requireSession does.
+ */
+export const cookieUser = async (ctx: RelayContext, app: FastifyInstance, request: FastifyRequest): Promise<UserView | undefined> => {
   const tokenHash = cookieTokenHash(app, request);
-  return tokenHash ? ctx.models.users.session(tokenHash, Date.now())?.user : undefined;
+  if (tokenHash === undefined) return undefined;
+  const known = ctx.models.users.session(tokenHash, Date.now())?.user;
+  if (known) return known;
+  await ctx.projections.catchUp();
+  return ctx.models.users.session(tokenHash, Date.now())?.user;
 };
 
 export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

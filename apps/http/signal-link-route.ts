@@ -39,7 +39,7 @@ export const signalLinkRoutes = (ctx: RelayContext) => async (app: FastifyInstan
   app.post('/dashboard/signal/link', { schema: { hide: true } }, async (request, reply) => {
     // The proxy's same-origin rule (default ports, a scheme a TLS terminator changed), in its words.
     if (isCrossOrigin(request.headers.origin, request.headers.host)) return fail(reply, 400, PROXY_ERRORS.crossOrigin);
-    const user = userOf(request);
+    const user = await userOf(request);
     if (!user) return fail(reply, 400, PROXY_ERRORS.sessionRequired);
     const appMessengerId = (request.body as { appMessengerId?: unknown } | undefined)?.appMessengerId;
     const appMessenger = ownSignalMessenger(user.id, appMessengerId);
@@ -50,7 +50,7 @@ export const signalLinkRoutes = (ctx: RelayContext) => async (app: FastifyInstan
   });
 
   app.get<{ Params: { appMessengerId: string } }>('/dashboard/signal/link/:appMessengerId', { schema: { hide: true } }, async (request, reply) => {
-    const user = userOf(request);
+    const user = await userOf(request);
     if (!user) return fail(reply, 400, PROXY_ERRORS.sessionRequired);
     const appMessenger = ownSignalMessenger(user.id, request.params.appMessengerId);
     if (!appMessenger) return fail(reply, 400, 'Invalid appMessengerId: not a Signal app-messenger of yours');

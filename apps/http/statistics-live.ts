@@ -27,7 +27,7 @@ const activity = (totals: Totals) => totals.accepted + totals.delivered + totals
 
 const chartsOf = (view: StatisticsView) => barsOf(view.total.series, view.window, Date.parse(view.from), view.bucketMs);
 
-export const liveStatistics = (app: FastifyInstance, ctx: RelayContext, statistics: StatisticsSource, userOf: (request: FastifyRequest) => UserView | undefined, appName: (appId: string) => string): void => {
+export const liveStatistics = (app: FastifyInstance, ctx: RelayContext, statistics: StatisticsSource, userOf: (request: FastifyRequest) => Promise<UserView | undefined>, appName: (appId: string) => string): void => {
   // Live streams end when the server closes, so that closing never waits on a page left open.
   const live = new Set<() => void>();
   app.addHook('preClose', async () => {
@@ -56,7 +56,7 @@ export const liveStatistics = (app: FastifyInstance, ctx: RelayContext, statisti
   };
 
   app.get('/dashboard/stats/live', { schema: { hide: true } }, async (request, reply) => {
-    const user = userOf(request);
+    const user = await userOf(request);
     if (!user) return signInFirst(reply);
     const appId = (request.query as Record<string, unknown>).app;
     let figures: LiveFigures | undefined;
@@ -75,7 +75,7 @@ export const liveStatistics = (app: FastifyInstance, ctx: RelayContext, statisti
   });
 
   app.get('/dashboard/stats/live/events', { schema: { hide: true } }, async (request, reply) => {
-    const user = userOf(request);
+    const user = await userOf(request);
     if (!user) return reply.code(400).send(SESSION_REQUIRED);
     const appId = (request.query as Record<string, unknown>).app;
     let latest: LiveFigures | undefined;

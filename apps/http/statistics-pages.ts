@@ -45,7 +45,7 @@ export const statisticsPages = (ctx: RelayContext, statistics: StatisticsSource)
   const appName = (appId: string) => ctx.models.apps.app(appId)?.settings.name ?? appId;
 
   app.get('/dashboard/stats', { schema: { hide: true } }, async (request, reply) => {
-    const user = userOf(request);
+    const user = await userOf(request);
     if (!user) return signInFirst(reply);
     const window = windowOf(request);
     const view = await statistics.query({ scope: 'user', userId: user.id, window }).catch(() => undefined);
@@ -66,7 +66,7 @@ ${charts(view, 'All apps')}
   });
 
   app.get<{ Params: { appId: string } }>('/dashboard/stats/apps/:appId', { schema: { hide: true } }, async (request, reply) => {
-    const user = userOf(request);
+    const user = await userOf(request);
     if (!user) return signInFirst(reply);
     const window = windowOf(request);
     let view: StatisticsView | undefined;

@@ -30,7 +30,7 @@ export const testMessageRoute = (ctx: RelayContext, limiter: Limiter) => async (
   app.post('/dashboard/messages/send', { schema: { hide: true } }, async (request, reply) => {
     const parsed = testMessage.safeParse(request.body ?? {});
     if (!parsed.success) return fail(reply, 400, parsed.error.issues[0]!.message);
-    const owned = ownedApp(ctx, app, request, reply, parsed.data.appId, true);
+    const owned = await ownedApp(ctx, app, request, reply, parsed.data.appId, true);
     if (!owned) return reply;
     const item = validateSendItem(parsed.data, [owned.app.id]);
     if (!item.ok) return fail(reply, 400, item.failure.error);
