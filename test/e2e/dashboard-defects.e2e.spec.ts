@@ -120,11 +120,11 @@ describe.skipIf(skip !== '')('the web dashboard’s defects found on the way (is
 
     await page.goto('/dashboard/keys');
     await expect.poll(() => page.locator('[data-keys] tbody tr').count()).toBe(1);
-    // Each cell is shown under its column's name, and the Delete button is on the screen.
+    // Each cell is shown under its column's name, and the Roll and Delete buttons are on the screen.
     const row = page.locator('[data-keys] tbody tr').first();
     const labels = await row.locator('td').evaluateAll((cells: any[]) => cells.map((cell) => (globalThis as any).getComputedStyle(cell, '::before').content as string));
-    expect(labels).toEqual(['"Name: "', '"Type: "', '"Key: "', '"Apps: "', '"Made: "', 'none']);
-    expect(await row.innerText()).toMatch(/^no app\napi-key\nrly_.*\nLive bot\n.*\nDelete$/);
+    expect(labels).toEqual(['"Name: "', '"Type: "', '"Key: "', '"Apps: "', '"Made: "', '"Last used: "', 'none']);
+    expect(await row.innerText()).toMatch(/^no app\napi-key\nrly_.*\nLive bot\n.*\nnever\nRoll Delete$/);
     const button = await row.getByRole('button', { name: /^Delete the key/ }).boundingBox();
     expect(button!.x + button!.width).toBeLessThanOrEqual(VIEWPORTS.phone.width);
     expect(await horizontalOverflow(page)).toBe(0);
