@@ -49,6 +49,8 @@ export class MessageLogProjection implements Projection {
   readonly categories = ['app', 'sendbatch', 'outbound', 'inbound', 'shred', 'popcursor'] as const;
   /** Live apps, the one with the latest message last. */
   private readonly apps = new Map<string, AppLog>();
+  /** The apps that hold messages, in the same order (the one quiet the longest first). */
+  private readonly active = new Map<string, AppLog>();
   private total = 0;
   private clock: number | null = null;
   private sweptAt = Number.NEGATIVE_INFINITY;
@@ -174,24 +176,30 @@ export class MessageLogProjection implements Projection {
     this.apps.set(appId, log);
     log.messages.set(entry.messageId, entry);
     this.total++;
-    if (log.messages.size > MAX_PER_APP) this.removeOldest(log);
+    this.active.delete(appId);
+    this.active.set(appId, log);
+    if (log.messages.size > MAX_PER_APP) this.removeOldest(appId, log);
+    // The app quiet the longest is the first of those with messages: found without a walk of the
+    // apps (with 25,000 apps, a walk per message made a replay of the history 30 times slower).
     while (this.total > MAX_TOTAL) {
-      const quietest = [...this.apps.values()].find((l) => l.messages.size > 0);
-      if (!quietest) break;
-      this.removeOldest(quietest);
+      const quietest = this.active.entries().next();
+      if (quietest.done) break;
+      this.removeOldest(quietest.value[0], quietest.value[1]);
     }
   }
 
-  private removeOldest(log: AppLog): void {
+  private removeOldest(appId: string, log: AppLog): void {
     const oldest = log.messages.keys().next();
     if (oldest.done) return;
     log.messages.delete(oldest.value);
     this.total--;
+    if (log.messages.size === 0) this.active.delete(appId);
   }
 
   private drop(appId: string): void {
     this.total -= this.apps.get(appId)?.messages.size ?? 0;
     this.apps.delete(appId);
+    this.active.delete(appId);
   }
 
   /** Once per hour of the clock: messages whose last step is older than KEEP_HOURS leave. */
@@ -199,12 +207,14 @@ export class MessageLogProjection implements Projection {
     if (this.clock === null || this.clock - this.sweptAt < 3_600_000) return;
     this.sweptAt = this.clock;
     const oldest = new Date(this.clock - KEEP_MS).toISOString();
-    for (const log of this.apps.values())
+    for (const [appId, log] of this.apps) {
       for (const [id, entry] of log.messages)
         if (entry.updatedAt < oldest) {
           log.messages.delete(id);
           this.total--;
         }
+      if (log.messages.size === 0) this.active.delete(appId);
+    }
   }
 
   /** The log of one of the user's apps, newest first, filtered; undefined for another user's app or an unknown one. */
@@ -227,12 +237,15 @@ export class MessageLogProjection implements Projection {
 
   restore(snapshot: unknown): void {
     this.apps.clear();
+    this.active.clear();
     this.total = 0;
     this.sweptAt = Number.NEGATIVE_INFINITY;
     const stored = snapshot as Partial<StoredLog>;
     this.clock = stored.clock ?? null;
     for (const app of stored.apps ?? []) {
-      this.apps.set(app.id, { userId: app.userId, messages: new Map(app.messages.map((m) => [m.messageId, m])), webhook: app.webhook });
+      const log: AppLog = { userId: app.userId, messages: new Map(app.messages.map((m) => [m.messageId, m])), webhook: app.webhook };
+      this.apps.set(app.id, log);
+      if (log.messages.size > 0) this.active.set(app.id, log);
       this.total += app.messages.length;
     }
   }

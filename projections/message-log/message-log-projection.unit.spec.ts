@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RecordedEvent } from '../../infra/event-store/port.ts';
-import { MAX_PER_APP } from './entries.ts';
+import { MAX_PER_APP, MAX_TOTAL } from './entries.ts';
 import { MessageLogProjection } from './message-log-projection.ts';
 
 let position = 0n;
@@ -95,5 +95,28 @@ describe('the message log', () => {
     log.apply(event('AppDeleted', 'app-app_1', { appId: 'app_1', userId: 'usr_1' }));
     expect(log.forApp('usr_1', 'app_1')).toBeUndefined();
     expect(log.size).toBe(0);
+  });
+
+  it('holds at most MAX_TOTAL messages in all: the oldest of the app quiet the longest go first, also after a restore', () => {
+    const log = new MessageLogProjection();
+    const apps = MAX_TOTAL / MAX_PER_APP + 2;
+    // Apps with no message at all, made first: they stand before every app with messages.
+    for (let i = 0; i < 5_000; i++) log.apply(event('AppCreated', `app-idle_${i}`, { appId: `idle_${i}`, userId: 'usr_1' }));
+    for (let a = 0; a < apps; a++) log.apply(event('AppCreated', `app-app_${a}`, { appId: `app_${a}`, userId: 'usr_1' }));
+    const fill = (a: number, from: number, count: number) =>
+      log.apply(event('MessagesAccepted', `sendbatch-b${a}-${from}`, { batchId: `b${a}`, messages: Array.from({ length: count }, (_, i) => ({ messageId: `a${a}m${from + i}`, appId: `app_${a}`, messenger: 'signal', keyId: 'k1' })), bodies: [], acceptedAt: t(a) }));
+    for (let a = 0; a < apps; a++) fill(a, 0, MAX_PER_APP);
+    expect(log.size).toBe(MAX_TOTAL);
+    expect(log.forApp('usr_1', 'app_0')!.kept).toBe(0);
+    expect(log.forApp('usr_1', 'app_1')!.kept).toBe(0);
+    expect(log.forApp('usr_1', 'app_2')!.kept).toBe(MAX_PER_APP);
+    const copy = new MessageLogProjection();
+    copy.restore(JSON.parse(JSON.stringify(log.snapshot())));
+    for (const model of [log, copy]) {
+      model.apply(event('MessagesAccepted', 'sendbatch-late', { batchId: 'late', messages: [{ messageId: 'late', appId: 'app_0', messenger: 'signal', keyId: 'k1' }], bodies: [], acceptedAt: t(999) }));
+      expect(model.size).toBe(MAX_TOTAL);
+      expect(model.forApp('usr_1', 'app_2')!.kept).toBe(MAX_PER_APP - 1);
+      expect(model.forApp('usr_1', 'app_0')!.kept).toBe(1);
+    }
   });
 });
