@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { HistoryChecker } from '../support/history-checker.ts';
-import { deliveryLag, POSTGRES_URL, readOutboxes, report, startCluster, startTraffic, untilDelivered, warningsOf, type Cluster } from '../support/fault-cluster.ts';
+import { deliveryLag, POSTGRES_URL, readOutboxes, report, startCluster, startTraffic, untilDelivered, warningsOf, type Cluster, type TrafficOptions } from '../support/fault-cluster.ts';
 import { startOwnKafka, type OwnKafka } from '../support/fault-servers.ts';
 import { CuttableProxy } from '../support/tcp-cut.ts';
 import { waitFor } from '../support/wait-for.ts';
@@ -66,6 +66,30 @@ const startCutCluster = async () => {
 const firstAnswer = async (traffic: ReturnType<typeof startTraffic>, after: number, via: string, kind: 'send' | 'poll', status: number, timeoutMs: number) =>
   (await waitFor(() => traffic.answers.find((a) => a.at > after && a.via === via && a.kind === kind && a.status === status), timeoutMs, `${via} ${kind} ${status}`, 50)).at - after;
 
+/** Traffic both ways through both instances, once 40 messages were delivered (before a cut). */
+const trafficDelivering = async (c: Cluster, checker: HistoryChecker, extra: TrafficOptions = {}) => {
+  const traffic = startTraffic(c, checker, {
+    inboundPerChunk: 4,
+    inboundEveryMs: 500,
+    sendBatch: 4,
+    sendEveryMs: 200,
+    requestTimeoutMs: ANSWER_WITHIN_MS,
+    cliEnv: { KAFKA_BROKERS: kafka!.brokers, DATABASE_URL: POSTGRES_URL },
+    ...extra,
+  });
+  await waitFor(() => {
+    readOutboxes(c, checker);
+    return checker.verdict().counts.outbound.delivered >= 40;
+  }, 60_000, 'deliveries before the cut', 200);
+  return traffic;
+};
+
+/** From the heal to instance 0's first accepted send and first answered poll. */
+const servedAgain = async (traffic: ReturnType<typeof startTraffic>, healedAt: number) => ({
+  sendBackMs: await firstAnswer(traffic, healedAt, 'i0', 'send', 202, HEAL_BOUND_MS + 30_000),
+  pollBackMs: await firstAnswer(traffic, healedAt, 'i0', 'poll', 200, HEAL_BOUND_MS + 30_000),
+});
+
 const settle = async (c: Cluster, checker: HistoryChecker, traffic: ReturnType<typeof startTraffic>) => {
   await traffic.stop();
   await traffic.drain(120_000);
@@ -80,18 +104,7 @@ describe('an instance cut off from one server', () => {
   it(`from Kafka for ${CUT_MS / 1000} s (not from PostgreSQL): the other takes over, it answers 503, serves again when healed, nothing lost or twice`, async () => {
     const c = await startCutCluster();
     const checker = new HistoryChecker();
-    const traffic = startTraffic(c, checker, {
-      inboundPerChunk: 4,
-      inboundEveryMs: 500,
-      sendBatch: 4,
-      sendEveryMs: 200,
-      requestTimeoutMs: ANSWER_WITHIN_MS,
-      cliEnv: { KAFKA_BROKERS: kafka!.brokers, DATABASE_URL: POSTGRES_URL },
-    });
-    await waitFor(() => {
-      readOutboxes(c, checker);
-      return checker.verdict().counts.outbound.delivered >= 40;
-    }, 60_000, 'deliveries before the cut', 200);
+    const traffic = await trafficDelivering(c, checker);
     const handedBy = (via: string) => (readOutboxes(c, checker), checker.handedBy(via));
     const cutAt = Date.now();
     kafka!.slots[0]!.proxy.cut();
@@ -102,8 +115,7 @@ describe('an instance cut off from one server', () => {
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, CUT_MS - (Date.now() - cutAt))));
     kafka!.slots[0]!.proxy.heal();
     const healedAt = Date.now();
-    const sendBackMs = await firstAnswer(traffic, healedAt, 'i0', 'send', 202, HEAL_BOUND_MS + 30_000);
-    const pollBackMs = await firstAnswer(traffic, healedAt, 'i0', 'poll', 200, HEAL_BOUND_MS + 30_000);
+    const { sendBackMs, pollBackMs } = await servedAgain(traffic, healedAt);
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     await settle(c, checker, traffic);
     const during = traffic.answers.filter((a) => a.via === 'i0' && a.at > cutAt + first503 && a.at < healedAt);
@@ -125,21 +137,9 @@ describe('an instance cut off from one server', () => {
   it(`from PostgreSQL for ${CUT_MS / 1000} s (not from Kafka): it answers every request (503 where the store is needed), serves again when healed, nothing lost or twice`, async () => {
     const c = await startCutCluster();
     const checker = new HistoryChecker();
-    const traffic = startTraffic(c, checker, {
-      // A send refused once the store's query timeout (10 s) ran out may have been committed (its
-      // answer was what the cut held back): of unknown outcome, it may be delivered, never twice.
-      ambiguousAfterMs: 9_000,
-      inboundPerChunk: 4,
-      inboundEveryMs: 500,
-      sendBatch: 4,
-      sendEveryMs: 200,
-      requestTimeoutMs: ANSWER_WITHIN_MS,
-      cliEnv: { KAFKA_BROKERS: kafka!.brokers, DATABASE_URL: POSTGRES_URL },
-    });
-    await waitFor(() => {
-      readOutboxes(c, checker);
-      return checker.verdict().counts.outbound.delivered >= 40;
-    }, 60_000, 'deliveries before the cut', 200);
+    // A send refused once the store's query timeout (10 s) ran out may have been committed (its
+    // answer was what the cut held back): of unknown outcome, it may be delivered, never twice.
+    const traffic = await trafficDelivering(c, checker, { ambiguousAfterMs: 9_000 });
     const cutAt = Date.now();
     postgresProxies[0]!.cut();
     const first503 = await firstAnswer(traffic, cutAt, 'i0', 'send', 503, ANSWER_WITHIN_MS + 10_000).catch(() => undefined);
@@ -158,8 +158,7 @@ describe('an instance cut off from one server', () => {
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, CUT_MS - (Date.now() - cutAt))));
     postgresProxies[0]!.heal();
     const healedAt = Date.now();
-    const sendBackMs = await firstAnswer(traffic, healedAt, 'i0', 'send', 202, HEAL_BOUND_MS + 30_000);
-    const pollBackMs = await firstAnswer(traffic, healedAt, 'i0', 'poll', 200, HEAL_BOUND_MS + 30_000);
+    const { sendBackMs, pollBackMs } = await servedAgain(traffic, healedAt);
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     await settle(c, checker, traffic);
     const during = traffic.answers.filter((a) => a.via === 'i0' && a.at > cutAt + firstRefusal && a.at < healedAt);
@@ -178,7 +177,7 @@ describe('an instance cut off from one server', () => {
     });
     checker.assertClean('cut from postgres');
     expect(firstRefusal).toBeLessThan(ANSWER_WITHIN_MS);
-    // STORE_AWAY_YIELD_MS (15 s) after the store stopped answering, plus a probe's timeout (5 s) and its period (2 s).
+    // STORE_AWAY_YIELD_MS (15 s) from the first look the store did not answer (at most a look's period, 2 s, after the cut), plus leaving the groups.
     expect(rolesYieldedMs).toBeLessThan(YIELD_BOUND_MS);
     expect(Object.keys(traffic.statuses).filter((k) => k.endsWith('no answer')), `requests not answered within ${ANSWER_WITHIN_MS} ms`).toEqual([]);
     expect(Math.max(sendBackMs, pollBackMs)).toBeLessThan(HEAL_BOUND_MS);
