@@ -213,14 +213,25 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
     return worked;
   };
 
+  /**
+   * Whether an app's queue is drained in this round: not being drained, past its backoff (or a
+   * retry was asked), and not known to be empty. A queue the broker knows is empty is not drained
+   * (no pop, no promise): the round's cost is its webhook apps with messages.
+   */
+  const isDue = (app: AppView): boolean => {
+    if (running.has(app.id)) return false;
+    const own = state.get(app.id);
+    if (Date.now() < (own?.notBefore ?? 0) && !retryAsked(app)) return false;
+    return woken.has(app.id) || own?.lastOutcome !== undefined || deps.broker.knownEmpty?.(topics.inbound(app.id)) !== true;
+  };
+
   /** Apps being served per user. */
   const runningPerUser = new Map<string, number>();
   /** The last round left a due app waiting for a slot: the next free slot goes to it at once. */
   let waitingForSlot = false;
   const round = () => {
     if (stopped) return;
-    // A queue the broker knows is empty is not drained (no pop, no promise): the round's cost is its webhook apps with messages.
-    const due = webhookApps().filter((app) => !running.has(app.id) && (Date.now() >= (state.get(app.id)?.notBefore ?? 0) || retryAsked(app)) && !(deps.broker.knownEmpty?.(topics.inbound(app.id)) === true && !woken.has(app.id) && !state.get(app.id)?.lastOutcome));
+    const due = webhookApps().filter(isDue);
     // Woken apps first, then the apps of the users served least right now, PARALLEL_APPS at a time.
     const busy = (app: AppView) => runningPerUser.get(app.userId) ?? 0;
     due.sort((a, b) => Number(woken.has(b.id)) - Number(woken.has(a.id)) || busy(a) - busy(b));
