@@ -46,9 +46,6 @@ export const oldestKept = (latestMs: number, tier: Tier): number => bucketOf(lat
 /** Whether a tier keeps `bucket` while the newest counted event is at `latestMs`. */
 export const isKept = (bucket: number, latestMs: number, tier: Tier): boolean => bucket >= oldestKept(latestMs, tier) && bucket <= bucketOf(latestMs, tier);
 
-/** Where a bucket lives in a tier's ring of `kept` slots (a bucket and the one `kept` later share a slot). */
-export const slotOf = (bucket: number, tier: Tier): number => ((bucket % tier.kept) + tier.kept) % tier.kept;
-
 export interface WindowBuckets {
   readonly tier: Tier;
   /** The first and last bucket of the window (the last holds `now`). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bucketOf, bucketStart, FIVE_MINUTES, isKept, MINUTES, oldestKept, slotOf, WINDOW_LAYOUT, windowBuckets, WINDOWS } from './buckets.ts';
+import { bucketOf, bucketStart, FIVE_MINUTES, isKept, MINUTES, oldestKept, WINDOW_LAYOUT, windowBuckets, WINDOWS } from './buckets.ts';
 
 const at = (iso: string) => Date.parse(iso);
 
@@ -41,12 +41,5 @@ describe('statistics buckets', () => {
 
   it('given any window, when laid out, then it fits in what its tier keeps (so a read never needs a dropped bucket)', () => {
     for (const window of WINDOWS) expect(WINDOW_LAYOUT[window].buckets).toBeLessThanOrEqual(WINDOW_LAYOUT[window].tier.kept);
-  });
-
-  it('given the buckets a tier keeps, when placed in its ring, then each has a slot of its own', () => {
-    const latest = at('2026-03-01T10:07:30.000Z');
-    const slots = new Set<number>();
-    for (let bucket = oldestKept(latest, FIVE_MINUTES); bucket <= bucketOf(latest, FIVE_MINUTES); bucket++) slots.add(slotOf(bucket, FIVE_MINUTES));
-    expect(slots.size).toBe(FIVE_MINUTES.kept);
   });
 });

@@ -1,9 +1,9 @@
 import type { AppEvent } from '../../domain/app/events.ts';
-import { bucketOf, FIVE_MINUTES, oldestKept, slotOf, TIERS, type StatisticsWindow } from '../../domain/statistics/buckets.ts';
+import { bucketOf, FIVE_MINUTES, oldestKept, TIERS, type StatisticsWindow } from '../../domain/statistics/buckets.ts';
 import { FIGURES, talliesOf } from '../../domain/statistics/tally.ts';
 import type { RecordedEvent } from '../../infra/event-store/port.ts';
 import type { Projection } from '../projection.ts';
-import { Counter, Ring, type StoredBucket } from './counter.ts';
+import { BucketList, Counter, type StoredBucket } from './counter.ts';
 import { DEFAULT_LISTENER_LIMITS, StatisticsListeners, type ListenerLimits, type StatisticsListener, type Subscription } from './listeners.ts';
 import { viewOf, type StatisticsView, type UserStatisticsView } from './views.ts';
 
@@ -33,8 +33,9 @@ interface StoredStatistics {
  * is waiting. Fed like every read model, from the `app` (whose app is whose), `sendbatch`
  * (accepted), `outbound` (delivered, failed, abandoned) and `inbound` (received) events.
  *
- * Bounded: per app-messenger two fixed rings (64 one-minute and 300 five-minute buckets, about
- * 10 KB), freed when it has had no traffic for 25 hours; a deleted app's statistics go with it.
+ * Bounded: per app-messenger the buckets that counted something, at most 64 one-minute and 300
+ * five-minute ones (28 bytes each; an app-messenger with a burst in one bucket holds about 200
+ * bytes, a busy one all day about 10 KB), freed when it has had no traffic for 25 hours; a deleted app's statistics go with it.
  * Old buckets are dropped against the statistics' clock (the newest counted event's time), never
  * the wall clock, so a rebuild from event 0 equals the live read model. Counts only: no body, no
  * contact, no message id is kept.
@@ -158,7 +159,7 @@ export class StatisticsProjection implements Projection {
         const buckets: Record<string, StoredBucket[]> = {};
         if (latest !== undefined)
           TIERS.forEach((tier, t) => {
-            const kept = counter.rings[t]?.stored(oldestKept(latest, tier), bucketOf(latest, tier)) ?? [];
+            const kept = counter.tiers[t]?.stored(oldestKept(latest, tier), bucketOf(latest, tier)) ?? [];
             if (kept.length > 0) buckets[tier.name] = kept;
           });
         if (Object.keys(buckets).length === 0 && counter.waiting === 0 && counter.retrying === 0) continue;
@@ -191,12 +192,11 @@ export class StatisticsProjection implements Projection {
       TIERS.forEach((tier, t) => {
         const kept = entry.buckets[tier.name] ?? [];
         if (kept.length === 0) return;
-        const ring = (counter.rings[t] = new Ring(tier));
+        const list = (counter.tiers[t] = new BucketList(tier));
+        const oldest = this.latestMs === undefined ? Number.NEGATIVE_INFINITY : oldestKept(this.latestMs, tier);
         for (const [bucket, ...counts] of kept) {
-          if (bucket === undefined || counts.length !== FIGURES.length) continue;
-          const slot = slotOf(bucket, tier);
-          ring.stamps[slot] = bucket;
-          ring.counts.set(counts, slot * FIGURES.length);
+          if (bucket === undefined || bucket < oldest || counts.length !== FIGURES.length) continue;
+          list.add(bucket, Object.fromEntries(FIGURES.map((figure, f) => [figure, counts[f]])), oldest);
         }
       });
       let byMessenger = this.counters.get(entry.appId);

@@ -58,13 +58,16 @@ class BreakdownSum {
 /** Adds one counter's window to sums; returns its own totals (for the per-app list). */
 const addCounter = (counter: Counter, window: ReturnType<typeof windowBuckets>, tierIndex: number, sums: BreakdownSum[]): Totals => {
   const own = zeroCounts();
-  const ring = counter.rings[tierIndex];
-  if (ring) {
-    for (let i = 0; i < window.count; i++) {
-      const offset = ring.offsetOf(window.first + i);
-      if (offset < 0) continue;
+  const list = counter.tiers[tierIndex];
+  if (list) {
+    const last = window.first + window.count - 1;
+    for (let index = 0; index < list.size; index++) {
+      const bucket = list.stamps[index]!;
+      if (bucket < window.first || bucket > last) continue;
+      const i = bucket - window.first;
+      const offset = index * F;
       for (let f = 0; f < F; f++) {
-        const n = ring.counts[offset + f]!;
+        const n = list.counts[offset + f]!;
         if (n === 0) continue;
         own[FIGURES[f]!] += n;
         for (const sum of sums) sum.series[i * F + f] = sum.series[i * F + f]! + n;
