@@ -83,4 +83,34 @@ describe('which credential a request presents', () => {
     expect(at({ 'x-roll': 'rly_new', authorization: 'Bearer rly_old' }, '2026-01-02T00:00:00.000Z')).toMatchObject({ kind: 'ok', credential: { credentialId: 'cred_roll' } });
     expect(at({ authorization: 'Bearer rly_old' }, '2026-01-02T00:00:00.000Z')).toEqual({ kind: 'unknown' });
   });
+
+  it('gives the live apps of a key once per change of the apps: the same list while nothing changes, without an app deleted since', () => {
+    const models2 = createReadModels();
+    for (const appId of ['app_a', 'app_b']) models2.apps.apply(recorded(`app-${appId}`, 'AppCreated', { appId, userId: 'usr_2', name: appId, protocol: ['signal'], createdAt: '' }));
+    models2.credentials.apply(
+      recorded('credential-cred_two', 'CredentialCreated', {
+        credentialId: 'cred_two',
+        userId: 'usr_2',
+        type: 'api-key',
+        name: 'two',
+        appIds: ['app_a', 'app_b'],
+        keyHash: hashKey('rly_two'),
+        secretEncrypted: 'x',
+        keyPreview: 'rly_',
+        webhookUrl: null,
+        webhookAuthType: null,
+        webhookAuthHeaderName: null,
+        createdAt: '',
+      }),
+    );
+    const appIdsOf = () => {
+      const result = authenticate({ 'x-api-key': 'rly_two' }, models2.credentials, models2.apps);
+      return result.kind === 'ok' ? result.appIds : undefined;
+    };
+    const first = appIdsOf();
+    expect(first).toEqual(['app_a', 'app_b']);
+    expect(appIdsOf()).toBe(first);
+    models2.apps.apply(recorded('app-app_a', 'AppDeleted', { appId: 'app_a', userId: 'usr_2', deletedAt: '' }));
+    expect(appIdsOf()).toEqual(['app_b']);
+  });
 });

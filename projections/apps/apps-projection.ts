@@ -37,9 +37,12 @@ export class AppsProjection implements Projection {
   private readonly byUser = new Map<string, Set<string>>();
   /** The apps whose delivery type is `webhook`: the webhook dispatcher's round without a walk of every app. */
   private readonly webhookIds = new Set<string>();
+  /** Counts the events applied (and restores): what is worked out from the apps holds while it stays the same. */
+  revision = 0;
 
   apply(recorded: RecordedEvent): void {
     const event = recorded as unknown as AppEvent;
+    this.revision++;
     switch (event.type) {
       case 'AppCreated': {
         const { appId, userId, createdAt, ...settings } = event.data;
@@ -115,6 +118,7 @@ export class AppsProjection implements Projection {
   }
 
   restore(snapshot: unknown): void {
+    this.revision++;
     this.byId.clear();
     this.appMessengers.clear();
     this.byAddress.clear();

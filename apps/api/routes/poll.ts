@@ -26,6 +26,36 @@ export const parseLimit = (raw: unknown): number | { error: string } => {
   return limit;
 };
 
+/** What a poll of a key's live apps asks: kept per array of live apps (apps/api/authenticate.ts keeps one per key and change of the apps). */
+interface PollPlan {
+  /** The apps whose queues it pops: not those delivered by webhook. */
+  readonly polled: readonly string[];
+  readonly topics: readonly string[];
+  /** The answer's `queue`. */
+  readonly queue: string;
+}
+
+const plans = new WeakMap<readonly string[], PollPlan>();
+
+const planOf = (ctx: RelayContext, appIds: readonly string[]): PollPlan => {
+  let plan = plans.get(appIds);
+  if (!plan) {
+    // An app delivered by webhook has its messages POSTed to it: a poll does not compete for them.
+    const polled = appIds.filter((appId) => ctx.models.apps.app(appId)?.settings.deliveryType !== 'webhook');
+    plan = { polled, topics: polled.map((appId) => topics.inbound(appId)), queue: `poll:${appIds.join(',')}` };
+    plans.set(appIds, plan);
+  }
+  return plan;
+};
+
+/** Whether the broker knows every one of the topics to hold nothing due now (an empty poll answered from memory). */
+const allKnownEmpty = (ctx: RelayContext, names: readonly string[]): boolean => {
+  const { broker } = ctx;
+  if (broker.knownEmpty === undefined) return false;
+  for (const name of names) if (!broker.knownEmpty(name)) return false;
+  return true;
+};
+
 export const pollRoute =
   (ctx: RelayContext, limiter: Limiter): FastifyPluginAsyncZod =>
   async (app) => {
@@ -49,18 +79,17 @@ export const pollRoute =
     /** A poll the limit allowed (or its 429): an empty one the broker can answer from memory awaits nothing. */
     const pollWith = (request: FastifyRequest, reply: FastifyReply, appIds: readonly string[], limit: number, decision: LimitDecision) => {
       if (!decision.allowed) return void sendRateLimited(ctx, 'poll', reply, decision.resetAt);
-      // An app delivered by webhook has its messages POSTed to it: a poll does not compete for them.
-      const polled = appIds.filter((appId) => ctx.models.apps.app(appId)?.settings.deliveryType !== 'webhook');
+      const plan = planOf(ctx, appIds);
       const answer = (messages: PolledMessage[]) => {
         ctx.metrics.pollRequests.inc();
         if (messages.length > 0) ctx.metrics.pollPopped.inc(messages.length);
         reply
           .code(200)
           .header('X-RateLimit-Remaining', String(decision.remaining))
-          .send({ messages, count: messages.length, queue: `poll:${appIds.join(',')}` });
+          .send({ messages, count: messages.length, queue: plan.queue });
       };
-      if (polled.every((appId) => ctx.broker.knownEmpty?.(topics.inbound(appId)) === true)) return answer([]);
-      return popAndAnswer(request, reply, polled, limit, answer);
+      if (allKnownEmpty(ctx, plan.topics)) return answer([]);
+      return popAndAnswer(request, reply, plan.polled, limit, answer);
     };
 
     app.get(

@@ -3,8 +3,13 @@ import type { GroupCommit } from '../../sqlite/group-commit.ts';
 import type { ConsumedRecord, PopOptions } from '../port.ts';
 import { toRecord, type Statements } from './statements.ts';
 
-/** Topics remembered as holding nothing due (see `Pops`); past this many, the memory starts again. */
-const MAX_NOTHING_DUE_TOPICS = 10_000;
+/**
+ * Topics remembered as holding nothing due (see `Pops`); past this many, the longest remembered is
+ * forgotten first. Each is an app's inbound queue looked at by polls or the webhook dispatcher: the
+ * scale bench's 25,000 apps fit (about 130 bytes each). Session 30: it was 10,000, and all of them
+ * were forgotten at once when it filled, so more apps than that asked SQLite again on every poll.
+ */
+const MAX_NOTHING_DUE_TOPICS = 50_000;
 
 /**
  * The embedded broker's pops (its class comment tells how they behave) and its memory of the
@@ -47,7 +52,7 @@ export const createPops = (db: Database.Database, s: Statements, guard: Guard, g
   const remembersNothingDue = (topic: string, now: number): boolean => now < (nothingDue.get(topic) ?? 0);
   /** Remembers that `topic` holds nothing due at `now`, until its earliest record falls due. */
   const rememberNothingDue = (topic: string, now: number): void => {
-    if (nothingDue.size >= MAX_NOTHING_DUE_TOPICS) nothingDue.clear();
+    if (nothingDue.size >= MAX_NOTHING_DUE_TOPICS) nothingDue.delete(nothingDue.keys().next().value!);
     // Every record of the topic is due later than now (none was due): the earliest of them, if any.
     const next = guard(() => s.nextDue.get(topic));
     nothingDue.set(topic, next === undefined || next === null ? Infinity : Number(next));
