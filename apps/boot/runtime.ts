@@ -48,7 +48,13 @@ export const readModelsSnapshotFile = (config: Config): string => path.join(conf
 export const openContext = async (
   config: Config,
   log: Logger = createLogger(config.LOG_LEVEL),
-  options: { processMetrics?: boolean; brokerMaintenance?: boolean; storePolling?: SqlitePolling } = {},
+  options: {
+    processMetrics?: boolean;
+    brokerMaintenance?: boolean;
+    storePolling?: SqlitePolling;
+    /** `pipeline`: without the credentials, restored from the snapshot another thread of the process writes (role `all`'s pipeline thread). */
+    readModels?: 'all' | 'pipeline';
+  } = {},
 ): Promise<RelayContext> => {
   // The embedded store's checkpoints are left to the thread that delivers (the broker's too).
   const store = await openEventStore(config, { checkpoints: options.brokerMaintenance ?? false, ...(options.storePolling === undefined ? {} : { polling: options.storePolling }) });
@@ -56,7 +62,8 @@ export const openContext = async (
     await store.close().catch(() => undefined);
     throw error;
   });
-  const models = createReadModels();
+  const pipelineModels = options.readModels === 'pipeline';
+  const models = createReadModels({ credentials: !pipelineModels });
   const secretKey = await checkedSecretKey(store, config.RELAY_SECRET_KEY, config.dataDir).catch(async (error: unknown) => {
     await broker.close().catch(() => undefined);
     await store.close().catch(() => undefined);
@@ -68,6 +75,7 @@ export const openContext = async (
   const projections = await startProjectionRunner(store, models.all, log.child({ component: 'projections' }), {
     file: readModelsSnapshotFile(config),
     everyMs: 30_000,
+    save: !pipelineModels,
   });
   const deliveryPolicy = {
     ...defaultDeliveryPolicy,
@@ -212,6 +220,8 @@ export interface PartsOptions {
   readonly onContextOpen?: () => void;
   /** How this thread's embedded store learns of other processes' commits (stores.ts; default its own poll). */
   readonly storePolling?: SqlitePolling;
+  /** Which read models it keeps (openContext): `pipeline` in role `all`'s pipeline thread. */
+  readonly readModels?: 'all' | 'pipeline';
 }
 
 /** Sets `relay_role_held` for the roles of a group, 1 for those running here. */
@@ -227,6 +237,7 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
     processMetrics: parts.http !== 'none',
     brokerMaintenance: parts.delivery,
     ...(options.storePolling === undefined ? {} : { storePolling: options.storePolling }),
+    ...(options.readModels === undefined ? {} : { readModels: options.readModels }),
   });
   options.onContextOpen?.();
   for (const part of options.waitFor ?? []) ctx.readiness.waitFor(part);

@@ -40,9 +40,10 @@ const MAX_RESTART_DELAY_MS = 30_000;
 /**
  * The pipeline thread's heap. Its garbage is short-lived JSON: per delivery it reads, decides and
  * appends a few small events. What it keeps does not grow with a backlog (every read is a bounded
- * page) but with the accounts: the read models (users, apps, credentials, groups, invoices) and the
- * dashboard's statistics (about 10 KB per app-messenger that had traffic within 25 hours); about
- * 16 MB after a full collection with one account while the bench's backlog drains.
+ * page) but with the accounts: the read models (users, apps, groups, invoices; not the credentials,
+ * which only requests read: the API thread keeps them) and the dashboard's statistics (about 200
+ * bytes to 10 KB per app-messenger that had traffic within 25 hours); about 16 MB after a full
+ * collection with one account while the bench's backlog drains.
  * - A young generation of 8 MB instead of V8's default (up to 48 MB on 64 bit): 211-214 MB of RSS
  *   after the bench's load with the default, 193 MB with this (session 5). 4 MB took another 5 MB
  *   off but cost a quarter more CPU per delivery (session 20).

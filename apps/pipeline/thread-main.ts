@@ -38,8 +38,10 @@ try {
   relay = await startParts(
     config,
     { http: 'none', delivery: true, gateway: true },
-    // This thread polls for other processes' commits and tells the API thread (stores.ts).
-    { log, storePolling: 'for-process' },
+    // This thread polls for other processes' commits and tells the API thread (stores.ts). Its
+    // read models leave out the credentials (the API thread's) and are restored from the snapshot
+    // the API thread writes.
+    { log, storePolling: 'for-process', readModels: 'pipeline' },
   );
 } catch (error) {
   const { name, message } = error instanceof Error ? error : new Error(String(error));

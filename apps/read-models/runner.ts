@@ -13,12 +13,15 @@ import { restoreSnapshot, saveSnapshot, type Checkpoint } from './snapshots.ts';
  * failure stops the subscription; the runner resumes from the last applied position after a
  * pause (50 ms doubling to 2 s: `infra/event-store/resilient-subscription.ts`), and `healthy`
  * says whether it is following. The snapshot is written every
- * `snapshotEveryMs` when the models changed, and at stop.
+ * `snapshotEveryMs` when the models changed, and at stop, unless `save` is false (a thread whose
+ * models are a part of another thread's, which writes the file: it only restores from it).
  */
 
 export interface SnapshotOptions {
   file: string;
   everyMs: number;
+  /** Whether this runner writes the file (default true). */
+  save?: boolean;
 }
 
 export const startProjectionRunner = async (
@@ -33,7 +36,7 @@ export const startProjectionRunner = async (
   const categories = categoriesOf(projections);
 
   const save = () => {
-    if (!snapshots || !checkpoint || checkpoint.position === saved) return;
+    if (!snapshots || snapshots.save === false || !checkpoint || checkpoint.position === saved) return;
     try {
       saveSnapshot(snapshots.file, projections, checkpoint);
       saved = checkpoint.position;
@@ -41,7 +44,7 @@ export const startProjectionRunner = async (
       log.warn({ err: error }, 'read-model snapshot not written');
     }
   };
-  const saver = snapshots ? setInterval(save, snapshots.everyMs) : undefined;
+  const saver = snapshots && snapshots.save !== false ? setInterval(save, snapshots.everyMs) : undefined;
   saver?.unref();
 
   const subscription = await startResilientSubscription(store, {
