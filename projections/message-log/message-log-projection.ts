@@ -207,10 +207,12 @@ export class MessageLogProjection implements Projection {
     if (this.clock === null || this.clock - this.sweptAt < 3_600_000) return;
     this.sweptAt = this.clock;
     const oldest = new Date(this.clock - KEEP_MS).toISOString();
-    for (const [appId, log] of this.apps) {
-      for (const [id, entry] of log.messages)
+    // Only the apps that hold messages (at most MAX_TOTAL messages in all): a walk of every app
+    // each hour of the clock made a replay of a year with 25,000 apps spend a fifth of its time here.
+    for (const [appId, log] of this.active) {
+      for (const entry of log.messages.values())
         if (entry.updatedAt < oldest) {
-          log.messages.delete(id);
+          log.messages.delete(entry.messageId);
           this.total--;
         }
       if (log.messages.size === 0) this.active.delete(appId);

@@ -134,15 +134,14 @@ export class Counter {
     });
   }
 
-  /** Frees what the tiers no longer keep; says whether the counter holds nothing at all. */
-  prune(latestMs: number): boolean {
-    TIERS.forEach((tier, t) => {
-      const list = this.tiers[t];
-      if (!list) return;
-      const oldest = oldestKept(latestMs, tier);
-      if (list.holdsFrom(oldest)) list.dropBefore(oldest);
-      else this.tiers[t] = undefined;
-    });
+  /** The newest bucket a tier holds, or undefined when it holds none. */
+  newest(tierIndex: number): number | undefined {
+    const list = this.tiers[tierIndex];
+    return list && list.size > 0 ? list.stamps[list.size - 1] : undefined;
+  }
+
+  /** Whether it holds nothing at all: no bucket, nothing waiting. */
+  get empty(): boolean {
     return this.waiting === 0 && this.retrying === 0 && this.tiers.every((list) => list === undefined);
   }
 }

@@ -187,6 +187,34 @@ describe('statistics read model: windows, pruning, tenants', () => {
     expect(statistics.forApp('usr_1', 'app_2', 'day', now)!.byMessenger).toEqual({});
   });
 
+  it('frees the app-messengers that went quiet without a walk of them all, and keeps those with messages waiting', () => {
+    const t0 = Date.parse('2026-03-01T00:00:00.000Z');
+    const at = (minutes: number) => new Date(t0 + minutes * 60_000).toISOString();
+    const events = [appCreated('app_w', 'usr_1')];
+    for (let i = 0; i < 300; i++) {
+      events.push(appCreated(`app_${i}`, 'usr_1'));
+      events.push(accepted(`app_${i}`, 'signal', [`m${i}`], at(i)));
+      events.push(delivered(`m${i}`, `app_${i}`, 'signal', 1, at(i)));
+    }
+    events.push(accepted('app_w', 'session', ['w1'], at(0)));
+    const statistics = fed(events);
+    expect(statistics.counterCount).toBe(301);
+    // At 26 h the five-minute tier keeps its 300 buckets from minute 65 on: the 65 counted before went
+    // quiet and are freed, the rest (and the one waiting, and the new one) stay.
+    statistics.apply(accepted('app_w', 'simplex', ['w2'], at(26 * 60)));
+    expect(statistics.counterCount).toBe(300 - 65 + 2);
+    // Days later: what still waits (session), and what counted within 25 hours (signal); simplex, quiet since day 3 with nothing waiting, is gone.
+    statistics.apply(delivered('w2', 'app_w', 'simplex', 1, at(3 * 24 * 60)));
+    statistics.apply(accepted('app_w', 'signal', ['w3'], at(3 * 24 * 60)));
+    statistics.apply(delivered('w3', 'app_w', 'signal', 1, at(5 * 24 * 60)));
+    expect(statistics.counterCount).toBe(2);
+    const stored = statistics.snapshot() as { counters: Array<{ id: string; waiting: number }> };
+    expect(stored.counters.map((c) => [c.id, c.waiting]).sort()).toEqual([
+      ['app_w/session', 1],
+      ['app_w/signal', 0],
+    ]);
+  });
+
   it("never shows one user's apps to another", () => {
     const statistics = fed([
       appCreated('app_1', 'usr_1'),
