@@ -24,7 +24,6 @@ export interface AppView {
   webhookRetryRequestedAt?: string;
 }
 
-const addressKey = (messenger: string, address: string) => `${messenger}\u0000${address}`;
 
 /** Live apps, their app-messengers, and the routing of a bot identity back to its app-messenger. */
 export class AppsProjection implements Projection {
@@ -32,7 +31,11 @@ export class AppsProjection implements Projection {
   readonly categories = ['app'] as const;
   private readonly byId = new Map<string, AppView>();
   private readonly appMessengers = new Map<string, AppMessengerView>();
-  private readonly byAddress = new Map<string, AppMessengerView>();
+  /**
+   * Per messenger, the app-messengers by their bot's address (the address strings the views hold:
+   * a joined key per app-messenger was about 5 MB of strings at 75,000 of them, per thread).
+   */
+  private readonly byAddress = new Map<string, Map<string, AppMessengerView>>();
   /** Each user's apps (ids, oldest first): the account API's lists without a walk of every app. */
   private readonly byUser = new Map<string, Set<string>>();
   /** The apps whose delivery type is `webhook`: the webhook dispatcher's round without a walk of every app. */
@@ -66,7 +69,7 @@ export class AppsProjection implements Projection {
         if (!app) return;
         for (const m of app.messengers) {
           this.appMessengers.delete(m.id);
-          if (m.address !== null) this.byAddress.delete(addressKey(m.messenger, m.address));
+          if (m.address !== null) this.byAddress.get(m.messenger)?.delete(m.address);
         }
         this.byId.delete(event.data.appId);
         const own = this.byUser.get(app.userId);
@@ -80,7 +83,7 @@ export class AppsProjection implements Projection {
         if (!app) return;
         const view: AppMessengerView = {
           id: event.data.appMessengerId,
-          appId: event.data.appId,
+          appId: app.id,
           messenger: event.data.messenger,
           status: 'processing',
           address: null,
@@ -95,7 +98,7 @@ export class AppsProjection implements Projection {
         const view = this.appMessengers.get(event.data.appMessengerId);
         if (!view) return;
         view.address = event.data.address;
-        this.byAddress.set(addressKey(view.messenger, view.address), view);
+        this.addressed(view);
         return;
       }
       case 'AppMessengerStatusChanged': {
@@ -131,7 +134,9 @@ export class AppsProjection implements Projection {
         m.health ??= 'ok';
         m.healthReason ??= null;
         this.appMessengers.set(m.id, m);
-        if (m.address !== null) this.byAddress.set(addressKey(m.messenger, m.address), m);
+        // The app's own id string, not a copy per view from the snapshot's text.
+        m.appId = app.id;
+        if (m.address !== null) this.addressed(m);
       }
     }
   }
@@ -156,6 +161,12 @@ export class AppsProjection implements Projection {
     const apps: AppView[] = [];
     for (const id of this.webhookIds) apps.push(this.byId.get(id)!);
     return apps;
+  }
+
+  private addressed(view: AppMessengerView): void {
+    let byAddress = this.byAddress.get(view.messenger);
+    if (!byAddress) this.byAddress.set(view.messenger, (byAddress = new Map()));
+    byAddress.set(view.address!, view);
   }
 
   private index(app: AppView): void {
@@ -187,7 +198,7 @@ export class AppsProjection implements Projection {
 
   /** The app-messenger whose bot identity is `address` on `messenger`. */
   byBotAddress(messenger: Messenger, address: string): AppMessengerView | undefined {
-    return this.byAddress.get(addressKey(messenger, address));
+    return this.byAddress.get(messenger)?.get(address);
   }
 
   /** App-messengers still waiting for their identity. */
