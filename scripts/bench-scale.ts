@@ -14,7 +14,7 @@
  * size and point times F: 0.1 is the issue's population at a tenth); --backends embedded,kafka;
  * --history-days 365; --settle 300 (s: at most this long for a started Relay to
  * settle to the first point's idle CPU before it is measured); --seconds 3 --rounds 3 --connections 50 (each load: rounds × (anchor, Relay)
- * slices); --idle 20 (s); --no-snapshots; --no-replay; --concurrency 64 (appends in flight while
+ * slices); --idle 20 (s); --keep (the store stays, the probe's keys beside it); --no-snapshots; --no-replay; --concurrency 64 (appends in flight while
  * building); --png docs/scale-bench.png; --replot a.json[,b.json] (only the table and the picture, from
  * the results of one run or of several joined).
  */
@@ -149,6 +149,8 @@ const runBackend = async (backend: 'embedded' | 'kafka', anchorBase: string, pla
       );
       run.points.push(figures);
       fs.writeFileSync(resultsFile, JSON.stringify({ sizes, points, runs: [...done, run] }, null, 1));
+      // A kept store can be measured again by hand (scripts/bench/profile-threads.ts): the probe's keys beside it.
+      if (argv.includes('--keep')) fs.writeFileSync(path.join(dataDir, 'probe-keys.json'), JSON.stringify(registry.probe), { mode: 0o600 });
     }
     return run;
   } finally {

@@ -6,7 +6,7 @@ import { MESSENGERS } from '../../domain/shared/messengers.ts';
 import { createRequestDurations, type RequestDurations } from './request-durations.ts';
 import type { Broker } from '../../infra/broker/port.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
-import { checkpoints, DELIVERY_GROUP, deliveryTopics, QUEUE_PUBLISHER_CATEGORIES } from './topology.ts';
+import { checkpoints, DELIVERY_GROUP, deliveryTopics, QUEUE_PUBLISHER_CATEGORIES, QUEUE_PUBLISHER_FILTER } from './topology.ts';
 
 export const METRICS_PREFIX = 'relay_';
 const UNHEALTHY = ['daemon-unreachable', 'account-missing'] as const;
@@ -78,6 +78,8 @@ const within = <T>(ms: number, work: Promise<T>): Promise<T> => {
 
 /** The publisher's lag is counted up to this many events. */
 const LAG_COUNT_CAP = 10_000;
+/** Below this many events of its categories, the publisher's lag counts only the types it reads (read, not only indexed). */
+const EXACT_LAG_BELOW = 1_000;
 
 type BrokerSample = { ok: true; depths: number[] } | { ok: false };
 
@@ -138,7 +140,7 @@ export const createMetrics = ({ store, broker, deliveryPolicy, apps, collectTime
   });
   new Gauge({
     name: `${METRICS_PREFIX}publisher_checkpoint_lag`,
-    help: `Events the publisher has yet to move to the broker (sampled at scrape time; counted up to ${LAG_COUNT_CAP})`,
+    help: `Events the publisher has yet to move to the broker (sampled at scrape time; counted up to ${LAG_COUNT_CAP}; from ${EXACT_LAG_BELOW} on, the other events of its categories are counted too)`,
     registers: gaugeRegisters,
     async collect() {
       try {
@@ -148,7 +150,12 @@ export const createMetrics = ({ store, broker, deliveryPolicy, apps, collectTime
           collectTimeoutMs,
           (async () => {
             const after = (await store.readCheckpoint(checkpoints.queuePublisher)) ?? 0n;
-            return store.countAll({ after, filter: QUEUE_PUBLISHER_CATEGORIES, limit: LAG_COUNT_CAP });
+            const ofCategories = await store.countAll({ after, filter: QUEUE_PUBLISHER_CATEGORIES, limit: LAG_COUNT_CAP });
+            // Near the head, only the events it publishes from: the others of its categories (a
+            // webhook attempt, a delivery recorded) do not move its checkpoint until the next one
+            // it reads, and counted as lag for ever on a Relay whose last events were such
+            // (session 30). Up to EXACT_LAG_BELOW events are read for that, none beyond.
+            return ofCategories < EXACT_LAG_BELOW ? store.countAll({ after, filter: QUEUE_PUBLISHER_FILTER, limit: EXACT_LAG_BELOW }) : ofCategories;
           })(),
         );
         this.set(pending);

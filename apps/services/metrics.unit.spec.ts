@@ -3,7 +3,7 @@ import { defaultDeliveryPolicy } from '../../domain/delivery/policy.ts';
 import type { Broker } from '../../infra/broker/port.ts';
 import type { EventStore } from '../../infra/event-store/port.ts';
 import { createMetrics, type MetricsSources } from './metrics.ts';
-import { QUEUE_PUBLISHER_CATEGORIES } from './topology.ts';
+import { QUEUE_PUBLISHER_CATEGORIES, QUEUE_PUBLISHER_FILTER } from './topology.ts';
 
 /** A broker whose depth answers from a table (or fails, or never answers). */
 const fakeBroker = (depth: (topic: string, group?: string) => Promise<number>, ready = true) =>
@@ -106,6 +106,21 @@ describe('metrics', () => {
     };
     expect(await samples(metricsOf({ store }))).toContain('relay_publisher_checkpoint_lag 10000');
     expect(asked).toEqual([{ after: 7n, filter: QUEUE_PUBLISHER_CATEGORIES, limit: 10_000 }]);
+  });
+
+  it('near the head, counts only the types the publisher reads: events it skips (webhook attempts) are no lag', async () => {
+    const asked: unknown[] = [];
+    const store = fakeStore(120n, 100n);
+    store.countAll = async (options) => {
+      asked.push(options);
+      // 20 events of its categories after the checkpoint, none of a type it publishes from.
+      return options.filter === QUEUE_PUBLISHER_FILTER ? 0 : 20;
+    };
+    expect(await samples(metricsOf({ store }))).toContain('relay_publisher_checkpoint_lag 0');
+    expect(asked).toEqual([
+      { after: 100n, filter: QUEUE_PUBLISHER_CATEGORIES, limit: 10_000 },
+      { after: 100n, filter: QUEUE_PUBLISHER_FILTER, limit: 1_000 },
+    ]);
   });
 
   it('a broker that fails or does not answer in time leaves the lag unset and reports not ready', async () => {
