@@ -51,10 +51,11 @@ describe('group administrator', () => {
     closers.push(() => runner.stop());
     // The simulator's groups behind a switch that makes the daemon unreachable.
     const real = new SimulatorConnector('signal', simulator);
-    const daemon = { down: false, calls: 0 };
+    const daemon = { down: false, calls: 0, lastGroupId: undefined as string | undefined };
     const guarded = <K extends keyof GroupAdministration>(name: K) =>
       (async (...args: unknown[]) => {
         daemon.calls++;
+        if (name === 'members') daemon.lastGroupId = args[1] as string;
         if (daemon.down) throw new UnavailableError('signal-cli cannot be reached');
         return (real.groups[name] as (...a: unknown[]) => unknown)(...args);
       }) as GroupAdministration[K];
@@ -128,5 +129,26 @@ describe('group administrator', () => {
     await eventually(() => expect(daemon.calls - callsAt).toBeGreaterThanOrEqual(3), 10_000);
     // One group, read at most 4 times a second (unpaced, an interval of 20 ms reads it about 50 times a second).
     expect(Date.now() - from).toBeGreaterThanOrEqual(2 * 250 - 50);
+  });
+
+  it('does not seal nor decide again a member list the read model saw recorded; a changed list is recorded', async () => {
+    const { store, daemon, start, request, types, simulator } = await setUp();
+    const streamReads = { group: 0 };
+    const readStream = store.readStream.bind(store);
+    store.readStream = async (name) => {
+      if (name === groupStreamName('am_1')) streamReads.group++;
+      return readStream(name);
+    };
+    await start({ syncIntervalMs: 20, syncPerSecond: 50 });
+    await request('r1', ALICE);
+    await eventually(async () => expect(await types()).toContain('GroupMembersSynced'), 10_000);
+    const readsAt = streamReads.group;
+    const callsAt = daemon.calls;
+    await eventually(() => expect(daemon.calls - callsAt).toBeGreaterThanOrEqual(5), 10_000);
+    // Five syncs of an unchanged group: its stream was not read (a read model lags one sync at most).
+    expect(streamReads.group - readsAt).toBeLessThanOrEqual(1);
+    // A member who joined outside Relay: recorded by the next sync.
+    simulator.putMember('signal', daemon.lastGroupId!, '+15550100002', 'member');
+    await eventually(async () => expect(await types()).toContain('GroupMembersChanged'), 10_000);
   });
 });

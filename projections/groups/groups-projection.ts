@@ -26,6 +26,8 @@ export interface GroupView {
   /** The members sealed one by one, by member ref (the current form); null until a list in that form was recorded. */
   memberEntries: Record<string, string> | null;
   memberCount: number;
+  /** The keyed digest of the last recorded member list (undefined in a snapshot written before it was kept). */
+  membersDigest?: string | null;
   syncedAt: string | null;
   /** The latest requests (at most KEPT_OUTCOMES), oldest first, with what became of each. */
   requests: Array<{ requestId: string; outcome: GroupOutcome }>;
@@ -46,7 +48,7 @@ export class GroupsProjection implements Projection {
     if (event.type === 'GroupChangeRequested') {
       const view = this.byAppMessenger.get(appMessengerId) ?? {
         id: appMessengerId, appId: event.data.appId, appMessengerId, messenger: event.data.messenger, keyId: event.data.keyId,
-        group: null, createdAt: null, link: null, members: null, memberEntries: null, memberCount: 0, syncedAt: null, requests: [],
+        group: null, createdAt: null, link: null, members: null, memberEntries: null, memberCount: 0, membersDigest: null, syncedAt: null, requests: [],
       };
       view.requests.push({ requestId: event.data.requestId, outcome: { status: 'pending', operation: event.data.operation } });
       if (view.requests.length > KEPT_OUTCOMES) view.requests.splice(0, view.requests.length - KEPT_OUTCOMES);
@@ -69,6 +71,7 @@ export class GroupsProjection implements Projection {
           view.memberEntries = null;
         }
         view.memberCount = event.data.memberCount;
+        view.membersDigest = event.data.digest;
         view.syncedAt = event.data.syncedAt;
         return this.changed(appMessengerId);
       case 'GroupMembersChanged': {
@@ -76,6 +79,7 @@ export class GroupsProjection implements Projection {
         for (const m of event.data.changed) entries[m.memberRef] = m.sealed;
         for (const memberRef of event.data.removedRefs) delete entries[memberRef];
         view.memberCount = event.data.memberCount;
+        view.membersDigest = event.data.digest;
         view.syncedAt = event.data.changedAt;
         return this.changed(appMessengerId);
       }
