@@ -67,17 +67,29 @@ export const createLogMaintenance = (
     while (db.open && (await groupCommit.enqueue(write)) === chunk) await new Promise((resolve) => setTimeout(resolve, 1));
   };
 
+  /**
+   * Topics no group consumes (an app's inbound queue), by the earliest time one of their records can
+   * expire: the oldest record's time plus the retention, or, for a topic found empty, the time of
+   * that look plus the retention (a record published later is younger). Until then a pass does not
+   * look at them. Records only leave a topic from its oldest, so the time is never late. Session 30:
+   * a pass read the oldest record of each of 25,000 inbound queues every 5 s, 3.5 % of a core idle.
+   */
+  const notBefore = new Map<string, number>();
+
   const pruneTopic = async (topic: string, floor: bigint | undefined, now: number): Promise<number> => {
     const { retentionMs } = policyOf(options.topicPolicy, topic);
     if (floor === undefined && retentionMs === undefined) return 0;
+    if (floor === undefined && now < (notBefore.get(topic) ?? 0)) return retentionMs ?? 0;
     const consumedCutoff = floor === undefined ? -1 : now - options.consumedRetentionMs;
     const expiredCutoff = retentionMs === undefined ? -1 : now - retentionMs;
     // A plain read first: a topic with nothing to delete costs no write.
     const head = s.head.get(topic);
+    if (floor === undefined && retentionMs !== undefined) notBefore.set(topic, (head === undefined ? now : Number(head.timestamp)) + retentionMs);
     if (head === undefined) return retentionMs ?? 0;
     const stored = Number(head.timestamp);
     const deletable = (floor !== undefined && head.offset < floor && stored < consumedCutoff) || stored < expiredCutoff;
     if (deletable) {
+      notBefore.delete(topic); // looked at again next pass (what is left may expire too)
       const params = { topic, floor: floor ?? -1n, consumedCutoff, expiredCutoff, chunk };
       await inChunks(() => s.pruneRecords.run(params).changes);
     }
@@ -89,7 +101,13 @@ export const createLogMaintenance = (
     const now = Date.now();
     const floors = new Map(s.topicFloors.all().map(({ topic, floor }) => [topic, floor]));
     let longest = options.consumedRetentionMs;
-    for (const topic of s.topicNames.all()) {
+    const topics = s.topicNames.all();
+    // Topics deleted since: forgotten.
+    if (notBefore.size > topics.length) {
+      const live = new Set(topics);
+      for (const topic of notBefore.keys()) if (!live.has(topic)) notBefore.delete(topic);
+    }
+    for (const topic of topics) {
       if (!db.open) return;
       try {
         longest = Math.max(longest, await pruneTopic(topic, floors.get(topic), now));
