@@ -8,7 +8,8 @@ const HOUR = 3_600_000;
 
 /** A broker database in memory, and how often the oldest record of a topic was read. */
 const setUp = (retentionMs: number) => {
-  const db = new Database(':memory:', { defaultSafeIntegers: true });
+  const db = new Database(':memory:');
+  db.defaultSafeIntegers(true);
   db.exec(schemaSql);
   const heads: string[] = [];
   const prepare = db.prepare.bind(db);
@@ -49,7 +50,7 @@ describe('log maintenance: retention of topics no group consumes', () => {
     db.prepare('INSERT INTO topics (name) VALUES (?)').run('inbound.app_1');
     insert.run('inbound.app_1', 0n, 'old', BigInt(Date.now() - 1000));
     await maintenance.prune();
-    const count = () => Number(db.prepare('SELECT count(*) AS n FROM records').get()!.n as bigint);
+    const count = () => Number((db.prepare('SELECT count(*) AS n FROM records').get() as { n: bigint }).n);
     expect(count()).toBe(0);
     insert.run('inbound.app_1', 1n, 'new', BigInt(Date.now()));
     await maintenance.prune(); // too young yet: remembered until it can expire
