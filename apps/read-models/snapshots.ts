@@ -11,8 +11,12 @@ import type { Projection } from '../../projections/projection.ts';
  * store still holds, at that position, the event the snapshot saw last (so a store that was
  * replaced or reset is replayed from 0); delete the file to rebuild from event 0.
  */
-/** 2: sessions carry their id and start (SessionEnded); a snapshot of format 1 is rebuilt from the history. */
-const FORMAT = 2;
+/**
+ * 2: sessions carry their id and start (SessionEnded). 3: groups carry the digest of their last
+ * recorded member list (the group sync skips an unchanged list by it). A snapshot of an older format
+ * is rebuilt from the history.
+ */
+const FORMAT = 3;
 
 interface SnapshotFile {
   format: number;

@@ -54,6 +54,7 @@ interface Handing {
 
 export class SimulatorStore {
   private readonly db: Database.Database;
+  private readonly statements = new Map<string, Database.Statement>();
   private readonly insertDelivery: Database.Statement;
   private readonly countAttempts: Database.Statement;
   private readonly takeFailure: Database.Transaction<(messenger: string, contactId: string) => InjectedFailure | undefined>;
@@ -169,11 +170,11 @@ export class SimulatorStore {
    */
   failNext(messenger: Messenger, contactId: string, times: number, reason: string, permanent = false): void {
     if (times === 0) {
-      this.db.prepare('DELETE FROM failures WHERE messenger = ? AND contact_id = ?').run(messenger, contactId);
+      this.statement('DELETE FROM failures WHERE messenger = ? AND contact_id = ?').run(messenger, contactId);
       return;
     }
-    this.db
-      .prepare(
+    this
+      .statement(
         'INSERT INTO failures (messenger, contact_id, remaining, reason, permanent) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET remaining = excluded.remaining, reason = excluded.reason, permanent = excluded.permanent',
       )
       .run(messenger, contactId, times, reason, permanent ? 1 : 0);
@@ -213,49 +214,56 @@ export class SimulatorStore {
   }
 
   createGroup(messenger: Messenger, groupId: string, owner: string, name: string): void {
-    this.db.prepare('INSERT INTO groups (messenger, group_id, owner, name) VALUES (?, ?, ?, ?)').run(messenger, groupId, owner, name);
+    this.statement('INSERT INTO groups (messenger, group_id, owner, name) VALUES (?, ?, ?, ?)').run(messenger, groupId, owner, name);
   }
 
   group(messenger: Messenger, groupId: string): SimulatedGroup | undefined {
-    return this.db
-      .prepare('SELECT group_id AS groupId, owner, name, invite_link AS inviteLink FROM groups WHERE messenger = ? AND group_id = ?')
+    return this
+      .statement('SELECT group_id AS groupId, owner, name, invite_link AS inviteLink FROM groups WHERE messenger = ? AND group_id = ?')
       .get(messenger, groupId) as SimulatedGroup | undefined;
   }
 
   groupsOwnedBy(messenger: Messenger, owner: string): SimulatedGroup[] {
-    return this.db
-      .prepare('SELECT group_id AS groupId, owner, name, invite_link AS inviteLink FROM groups WHERE messenger = ? AND owner = ? ORDER BY rowid')
+    return this
+      .statement('SELECT group_id AS groupId, owner, name, invite_link AS inviteLink FROM groups WHERE messenger = ? AND owner = ? ORDER BY rowid')
       .all(messenger, owner) as SimulatedGroup[];
   }
 
   setInviteLink(messenger: Messenger, groupId: string, link: string): void {
-    this.db.prepare('UPDATE groups SET invite_link = ? WHERE messenger = ? AND group_id = ?').run(link, messenger, groupId);
+    this.statement('UPDATE groups SET invite_link = ? WHERE messenger = ? AND group_id = ?').run(link, messenger, groupId);
   }
 
   /** Adds the member, or changes its role; returns whether it was a member before. */
   putMember(messenger: Messenger, groupId: string, contactId: string, role: string): boolean {
     const before = this.memberRole(messenger, groupId, contactId);
-    this.db
-      .prepare('INSERT INTO group_members (messenger, group_id, contact_id, role) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET role = excluded.role')
+    this
+      .statement('INSERT INTO group_members (messenger, group_id, contact_id, role) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET role = excluded.role')
       .run(messenger, groupId, contactId, role);
     return before !== undefined;
   }
 
   memberRole(messenger: Messenger, groupId: string, contactId: string): string | undefined {
-    const row = this.db.prepare('SELECT role FROM group_members WHERE messenger = ? AND group_id = ? AND contact_id = ?').get(messenger, groupId, contactId) as
+    const row = this.statement('SELECT role FROM group_members WHERE messenger = ? AND group_id = ? AND contact_id = ?').get(messenger, groupId, contactId) as
       | { role: string }
       | undefined;
     return row?.role;
   }
 
   removeMember(messenger: Messenger, groupId: string, contactId: string): boolean {
-    return this.db.prepare('DELETE FROM group_members WHERE messenger = ? AND group_id = ? AND contact_id = ?').run(messenger, groupId, contactId).changes > 0;
+    return this.statement('DELETE FROM group_members WHERE messenger = ? AND group_id = ? AND contact_id = ?').run(messenger, groupId, contactId).changes > 0;
   }
 
   groupMembers(messenger: Messenger, groupId: string): Array<{ contactId: string; role: string }> {
-    return this.db
-      .prepare('SELECT contact_id AS contactId, role FROM group_members WHERE messenger = ? AND group_id = ? ORDER BY contact_id')
+    return this
+      .statement('SELECT contact_id AS contactId, role FROM group_members WHERE messenger = ? AND group_id = ? ORDER BY contact_id')
       .all(messenger, groupId) as Array<{ contactId: string; role: string }>;
+  }
+
+  /** A statement prepared once per text: the group sync asks for members many times a second at scale. */
+  private statement(source: string): Database.Statement {
+    let prepared = this.statements.get(source);
+    if (!prepared) this.statements.set(source, (prepared = this.db.prepare(source)));
+    return prepared;
   }
 
   close(): void {
