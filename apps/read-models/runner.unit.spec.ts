@@ -7,6 +7,7 @@ import type { EventStore } from '../../infra/event-store/port.ts';
 import { createSqliteEventStore } from '../../infra/event-store/sqlite/sqlite-event-store.ts';
 import { createReadModels } from '../../projections/read-models.ts';
 import { startProjectionRunner } from './runner.ts';
+import { eventually } from '../../test/support/eventually.ts';
 
 const log = pino({ level: 'silent' });
 const dirs: string[] = [];
@@ -22,6 +23,25 @@ const registered = (userId: string) => ({
 });
 
 describe('projection runner', () => {
+  it('writes a snapshot on its tick once enough events changed the models, not for every one (a few replay in no time)', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'read-models.json');
+    const store = createSqliteEventStore({ path: path.join(dir, 'events.db'), synchronous: 'normal' });
+    const models = createReadModels();
+    const runner = await startProjectionRunner(store, models.all, log, { file, everyMs: 10, minEvents: 3, quietMs: 3_600_000 });
+    await store.appendToStream('user-u1', [registered('u1')]);
+    await runner.catchUp();
+    // Ten ticks and more with one event: none written (a fixed wait: it asserts that nothing happens).
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(fs.existsSync(file)).toBe(false);
+    await store.appendToStream('user-u2', [registered('u2')]);
+    await store.appendToStream('user-u3', [registered('u3')]);
+    await runner.catchUp();
+    await eventually(() => expect((JSON.parse(fs.readFileSync(file, 'utf8')) as { position: string }).position).toBe('3'), 5000);
+    await runner.stop();
+    await store.close();
+  });
+
   it('restores its snapshot and catches up from its position; a foreign snapshot is ignored', async () => {
     const dir = tempDir();
     const file = path.join(dir, 'read-models.json');
