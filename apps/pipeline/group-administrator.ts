@@ -24,7 +24,7 @@ export interface GroupAdministratorDeps {
   /** How often every group's member list is read from its messenger (members join by invite link, leave, are changed by other admins). */
   readonly syncIntervalMs: number;
   /**
-   * The periodic sync reads at most this many groups a second (default 20), so that its cost does
+   * The periodic sync reads at most this many groups a second (default 5), so that its cost does
    * not grow with the number of groups (issue 49): with more than `syncPerSecond × interval` groups
    * a sweep takes longer than the interval, and the next begins an interval after it ended.
    * Changes the daemons report are read at once all the same (`groupActivity`).
@@ -206,7 +206,7 @@ export const startGroupAdministrator = async (deps: GroupAdministratorDeps): Pro
   /** Syncs every group; `paced`: at most `syncPerSecond` a second (the periodic sweep). */
   const syncAll = (paced = false) => {
     syncing ??= (async () => {
-      const gapMs = 1000 / (deps.syncPerSecond ?? 20);
+      const gapMs = 1000 / (deps.syncPerSecond ?? 5);
       for (const view of [...deps.groups.created()]) {
         if (stopped) return;
         const started = Date.now();

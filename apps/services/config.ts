@@ -65,7 +65,7 @@ export const configSchema = z.object({
   /** How often the member list of every app-messenger's group is read from its messenger. */
   GROUP_SYNC_INTERVAL_MS: integer(60_000, 50),
   /** The periodic group sync reads at most this many groups a second (its cost bounded, whatever the number of groups). */
-  GROUP_SYNC_PER_SECOND: integer(20, 1),
+  GROUP_SYNC_PER_SECOND: integer(5, 1),
   /** How long a group route waits for the messenger's answer before it answers 202 (the change goes on). */
   GROUP_CHANGE_WAIT_MS: integer(5000, 0),
   /** Group changes (the five routes that change a group or make one) a user may ask for per minute. */
