@@ -84,6 +84,7 @@ export const eventsResponse = {
   content: { 'text/event-stream': { schema: z.string() } },
 };
 export const pollResponse = z.object({ messages: z.array(polledMessage), count: z.number().int(), queue: z.string() });
+export type PollResponse = z.infer<typeof pollResponse>;
 export const verifyResponse = z.object({ valid: z.literal(true), appIds: z.array(z.string()) });
 export const healthResponse = z.object({ status: z.string(), version: z.string() });
 
