@@ -1,5 +1,6 @@
 import type { RecordedEvent } from '../../infra/event-store/port.ts';
 import type { Projection } from '../projection.ts';
+import { Recency } from './recency.ts';
 import {
   addStep,
   KEEP_HOURS,
@@ -47,10 +48,10 @@ const FINAL: ReadonlySet<LogStatus> = new Set(['delivered', 'abandoned', 'polled
 export class MessageLogProjection implements Projection {
   readonly name = 'message-log';
   readonly categories = ['app', 'sendbatch', 'outbound', 'inbound', 'shred', 'popcursor'] as const;
-  /** Live apps, the one with the latest message last. */
+  /** Live apps. */
   private readonly apps = new Map<string, AppLog>();
-  /** The apps that hold messages, in the same order (the one quiet the longest first). */
-  private readonly active = new Map<string, AppLog>();
+  /** The apps that hold messages, the one quiet the longest first. */
+  private readonly active = new Recency();
   private total = 0;
   private clock: number | null = null;
   private sweptAt = Number.NEGATIVE_INFINITY;
@@ -171,20 +172,16 @@ export class MessageLogProjection implements Projection {
   private add(appId: string, entry: LogEntry): void {
     const log = this.apps.get(appId);
     if (!log || log.messages.has(entry.messageId)) return;
-    // The app with the latest message goes last, so that the first is the one quiet the longest.
-    this.apps.delete(appId);
-    this.apps.set(appId, log);
     log.messages.set(entry.messageId, entry);
     this.total++;
-    this.active.delete(appId);
-    this.active.set(appId, log);
+    this.active.touch(appId);
     if (log.messages.size > MAX_PER_APP) this.removeOldest(appId, log);
     // The app quiet the longest is the first of those with messages: found without a walk of the
     // apps (with 25,000 apps, a walk per message made a replay of the history 30 times slower).
     while (this.total > MAX_TOTAL) {
-      const quietest = this.active.entries().next();
-      if (quietest.done) break;
-      this.removeOldest(quietest.value[0], quietest.value[1]);
+      const quietest = this.active.oldest();
+      if (quietest === undefined) break;
+      this.removeOldest(quietest, this.apps.get(quietest)!);
     }
   }
 
@@ -193,13 +190,13 @@ export class MessageLogProjection implements Projection {
     if (oldest.done) return;
     log.messages.delete(oldest.value);
     this.total--;
-    if (log.messages.size === 0) this.active.delete(appId);
+    if (log.messages.size === 0) this.active.forget(appId);
   }
 
   private drop(appId: string): void {
     this.total -= this.apps.get(appId)?.messages.size ?? 0;
     this.apps.delete(appId);
-    this.active.delete(appId);
+    this.active.forget(appId);
   }
 
   /** Once per hour of the clock: messages whose last step is older than KEEP_HOURS leave. */
@@ -209,13 +206,14 @@ export class MessageLogProjection implements Projection {
     const oldest = new Date(this.clock - KEEP_MS).toISOString();
     // Only the apps that hold messages (at most MAX_TOTAL messages in all): a walk of every app
     // each hour of the clock made a replay of a year with 25,000 apps spend a fifth of its time here.
-    for (const [appId, log] of this.active) {
+    for (const appId of [...this.active.apps()]) {
+      const log = this.apps.get(appId)!;
       for (const entry of log.messages.values())
         if (entry.updatedAt < oldest) {
           log.messages.delete(entry.messageId);
           this.total--;
         }
-      if (log.messages.size === 0) this.active.delete(appId);
+      if (log.messages.size === 0) this.active.forget(appId);
     }
   }
 
@@ -233,7 +231,18 @@ export class MessageLogProjection implements Projection {
   }
 
   snapshot(): unknown {
-    const stored: StoredLog = { apps: [...this.apps].map(([id, log]) => ({ id, userId: log.userId, messages: [...log.messages.values()], webhook: log.webhook })), clock: this.clock };
+    // The apps without messages first, then those with, the one quiet the longest first: a restore
+    // keeps that order.
+    const ordered = this.active.inOrder();
+    const holding = new Set(ordered);
+    const ids = [...[...this.apps.keys()].filter((id) => !holding.has(id)), ...ordered];
+    const stored: StoredLog = {
+      apps: ids.map((id) => {
+        const log = this.apps.get(id)!;
+        return { id, userId: log.userId, messages: [...log.messages.values()], webhook: log.webhook };
+      }),
+      clock: this.clock,
+    };
     return stored;
   }
 
@@ -247,7 +256,7 @@ export class MessageLogProjection implements Projection {
     for (const app of stored.apps ?? []) {
       const log: AppLog = { userId: app.userId, messages: new Map(app.messages.map((m) => [m.messageId, m])), webhook: app.webhook };
       this.apps.set(app.id, log);
-      if (log.messages.size > 0) this.active.set(app.id, log);
+      if (log.messages.size > 0) this.active.touch(app.id);
       this.total += app.messages.length;
     }
   }
