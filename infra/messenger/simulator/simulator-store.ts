@@ -173,11 +173,9 @@ export class SimulatorStore {
       this.statement('DELETE FROM failures WHERE messenger = ? AND contact_id = ?').run(messenger, contactId);
       return;
     }
-    this
-      .statement(
-        'INSERT INTO failures (messenger, contact_id, remaining, reason, permanent) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET remaining = excluded.remaining, reason = excluded.reason, permanent = excluded.permanent',
-      )
-      .run(messenger, contactId, times, reason, permanent ? 1 : 0);
+    this.statement(
+      'INSERT INTO failures (messenger, contact_id, remaining, reason, permanent) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET remaining = excluded.remaining, reason = excluded.reason, permanent = excluded.permanent',
+    ).run(messenger, contactId, times, reason, permanent ? 1 : 0);
   }
 
   consumeFailure(messenger: Messenger, contactId: string): InjectedFailure | undefined {
@@ -218,14 +216,12 @@ export class SimulatorStore {
   }
 
   group(messenger: Messenger, groupId: string): SimulatedGroup | undefined {
-    return this
-      .statement('SELECT group_id AS groupId, owner, name, invite_link AS inviteLink FROM groups WHERE messenger = ? AND group_id = ?')
+    return this.statement('SELECT group_id AS groupId, owner, name, invite_link AS inviteLink FROM groups WHERE messenger = ? AND group_id = ?')
       .get(messenger, groupId) as SimulatedGroup | undefined;
   }
 
   groupsOwnedBy(messenger: Messenger, owner: string): SimulatedGroup[] {
-    return this
-      .statement('SELECT group_id AS groupId, owner, name, invite_link AS inviteLink FROM groups WHERE messenger = ? AND owner = ? ORDER BY rowid')
+    return this.statement('SELECT group_id AS groupId, owner, name, invite_link AS inviteLink FROM groups WHERE messenger = ? AND owner = ? ORDER BY rowid')
       .all(messenger, owner) as SimulatedGroup[];
   }
 
@@ -236,8 +232,7 @@ export class SimulatorStore {
   /** Adds the member, or changes its role; returns whether it was a member before. */
   putMember(messenger: Messenger, groupId: string, contactId: string, role: string): boolean {
     const before = this.memberRole(messenger, groupId, contactId);
-    this
-      .statement('INSERT INTO group_members (messenger, group_id, contact_id, role) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET role = excluded.role')
+    this.statement('INSERT INTO group_members (messenger, group_id, contact_id, role) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET role = excluded.role')
       .run(messenger, groupId, contactId, role);
     return before !== undefined;
   }
@@ -254,8 +249,7 @@ export class SimulatorStore {
   }
 
   groupMembers(messenger: Messenger, groupId: string): Array<{ contactId: string; role: string }> {
-    return this
-      .statement('SELECT contact_id AS contactId, role FROM group_members WHERE messenger = ? AND group_id = ? ORDER BY contact_id')
+    return this.statement('SELECT contact_id AS contactId, role FROM group_members WHERE messenger = ? AND group_id = ? ORDER BY contact_id')
       .all(messenger, groupId) as Array<{ contactId: string; role: string }>;
   }
 
