@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../../infra/event-store/port.ts';
 import type { Projection } from '../projection.ts';
-import { Recency } from './recency.ts';
+import { Recency } from '../recency.ts';
 import {
   addStep,
   KEEP_HOURS,
@@ -51,7 +51,7 @@ export class MessageLogProjection implements Projection {
   /** Live apps. */
   private readonly apps = new Map<string, AppLog>();
   /** The apps that hold messages, the one quiet the longest first. */
-  private readonly active = new Recency();
+  private readonly active = new Recency<string>();
   private total = 0;
   private clock: number | null = null;
   private sweptAt = Number.NEGATIVE_INFINITY;
@@ -179,7 +179,7 @@ export class MessageLogProjection implements Projection {
     // The app quiet the longest is the first of those with messages: found without a walk of the
     // apps (with 25,000 apps, a walk per message made a replay of the history 30 times slower).
     while (this.total > MAX_TOTAL) {
-      const quietest = this.active.oldest();
+      const quietest = this.active.oldest()?.[0];
       if (quietest === undefined) break;
       this.removeOldest(quietest, this.apps.get(quietest)!);
     }
@@ -206,7 +206,7 @@ export class MessageLogProjection implements Projection {
     const oldest = new Date(this.clock - KEEP_MS).toISOString();
     // Only the apps that hold messages (at most MAX_TOTAL messages in all): a walk of every app
     // each hour of the clock made a replay of a year with 25,000 apps spend a fifth of its time here.
-    for (const appId of [...this.active.apps()]) {
+    for (const appId of [...this.active.keys()]) {
       const log = this.apps.get(appId)!;
       for (const entry of log.messages.values())
         if (entry.updatedAt < oldest) {

@@ -6,6 +6,7 @@ import type { Projection } from '../projection.ts';
 import { BucketList, Counter, type StoredBucket } from './counter.ts';
 import { DEFAULT_LISTENER_LIMITS, StatisticsListeners, type ListenerLimits, type StatisticsListener, type Subscription } from './listeners.ts';
 import { viewOf, type StatisticsView, type UserStatisticsView } from './views.ts';
+import { Recency } from '../recency.ts';
 
 /** One app-messenger's statistics as a snapshot holds them. */
 interface StoredCounter {
@@ -52,12 +53,12 @@ export class StatisticsProjection implements Projection {
   private readonly counters = new Map<string, Map<string, Counter>>();
   private latestMs: number | undefined;
   /**
-   * Per tier, the counters that hold buckets of it with their newest one there, the one that
-   * counted in it longest ago first: a sweep frees what went quiet without a walk of every counter
-   * (session 30: a walk every five minutes of the clock made a replay of a year with 15,000
+   * Per tier, the counters that hold buckets of it, stamped with their newest one there, the one
+   * that counted in it longest ago first: a sweep frees what went quiet without a walk of every
+   * counter (session 30: a walk every five minutes of the clock made a replay of a year with 15,000
    * app-messengers waiting spend most of its time sweeping).
    */
-  private readonly expiring: Array<Map<Counter, number>> = TIERS.map(() => new Map());
+  private readonly expiring: Array<Recency<Counter>> = TIERS.map(() => new Recency<Counter>());
   /** The five-minute bucket of the clock at the last sweep of idle counters. */
   private sweptAt = Number.NEGATIVE_INFINITY;
   private readonly listeners: StatisticsListeners;
@@ -103,14 +104,12 @@ export class StatisticsProjection implements Projection {
     for (let t = 0; t < TIERS.length; t++) {
       const newest = counter.newest(t);
       const expiring = this.expiring[t]!;
-      if (newest === undefined || expiring.get(counter) === newest) continue;
-      expiring.delete(counter);
-      expiring.set(counter, newest);
+      if (newest !== undefined && expiring.stampOf(counter) !== newest) expiring.touch(counter, newest);
     }
   }
 
   private remove(counter: Counter): void {
-    for (const expiring of this.expiring) expiring.delete(counter);
+    for (const expiring of this.expiring) expiring.forget(counter);
     const byMessenger = this.counters.get(counter.appId);
     if (byMessenger?.get(counter.messenger) !== counter) return;
     byMessenger.delete(counter.messenger);
@@ -126,9 +125,10 @@ export class StatisticsProjection implements Projection {
     TIERS.forEach((tier, t) => {
       const oldest = oldestKept(this.latestMs!, tier);
       const expiring = this.expiring[t]!;
-      for (const [counter, newest] of expiring) {
-        if (newest >= oldest) break; // the rest counted later
-        expiring.delete(counter);
+      // Up to the first that counted in a bucket the tier keeps: the rest counted later.
+      for (let quiet = expiring.oldest(); quiet !== undefined && quiet[1] < oldest; quiet = expiring.oldest()) {
+        const [counter] = quiet;
+        expiring.forget(counter);
         counter.tiers[t] = undefined;
         if (counter.empty) this.remove(counter);
       }
@@ -254,7 +254,7 @@ export class StatisticsProjection implements Projection {
           if (newest !== undefined) held.push([counter, newest]);
         }
       held.sort((a, b) => a[1] - b[1]);
-      for (const [counter, newest] of held) this.expiring[t]!.set(counter, newest);
+      for (const [counter, newest] of held) this.expiring[t]!.touch(counter, newest);
     });
   }
 }
