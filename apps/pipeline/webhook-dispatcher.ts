@@ -298,8 +298,8 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
 
   return {
     wake: (appId) => {
-      // Records of apps delivered by poll are not this dispatcher's (a webhook app the read model does not know yet is found by the next full round).
-      if (deps.apps.app(appId)?.settings.deliveryType !== 'webhook') return;
+      // Records of apps it does not serve (delivered by poll, paused) are not its own; a webhook app the read model does not know yet is found by the next full round.
+      if (!serves(deps.apps.app(appId))) return;
       woken.add(appId);
       schedule('woken');
     },
