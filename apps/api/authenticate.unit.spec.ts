@@ -18,23 +18,21 @@ const recorded = (streamName: string, type: string, data: unknown): RecordedEven
 
 const models = createReadModels();
 models.apps.apply(recorded('app-app_1', 'AppCreated', { appId: 'app_1', userId: 'usr_1', name: 'A', protocol: ['signal'], createdAt: '' }));
-const credential = (credentialId: string, key: string, type: string, webhookAuthHeaderName: string | null) =>
-  models.credentials.apply(
-    recorded(`credential-${credentialId}`, 'CredentialCreated', {
-      credentialId,
-      userId: 'usr_1',
-      type,
-      name: credentialId,
-      appIds: ['app_1'],
-      keyHash: hashKey(key),
-      secretEncrypted: 'x',
-      keyPreview: 'rly_',
-      webhookUrl: type === 'api-key' ? null : 'https://hooks.example.com/',
-      webhookAuthType: null,
-      webhookAuthHeaderName,
-      createdAt: '',
-    }),
-  );
+const credentialCreated = (credentialId: string, key: string, type: string, webhookAuthHeaderName: string | null, owner = { userId: 'usr_1', appIds: ['app_1'] }) =>
+  recorded(`credential-${credentialId}`, 'CredentialCreated', {
+    credentialId,
+    ...owner,
+    type,
+    name: credentialId,
+    keyHash: hashKey(key),
+    secretEncrypted: 'x',
+    keyPreview: 'rly_',
+    webhookUrl: type === 'api-key' ? null : 'https://hooks.example.com/',
+    webhookAuthType: null,
+    webhookAuthHeaderName,
+    createdAt: '',
+  });
+const credential = (credentialId: string, key: string, type: string, webhookAuthHeaderName: string | null) => models.credentials.apply(credentialCreated(credentialId, key, type, webhookAuthHeaderName));
 credential('cred_api', 'rly_api', 'api-key', null);
 credential('cred_hook', 'rly_hook', 'webhook-header', 'x-hook');
 // Written before standard header names were refused: a credential that reads its key from user-agent.
@@ -87,22 +85,7 @@ describe('which credential a request presents', () => {
   it('gives the live apps of a key once per change of the apps: the same list while nothing changes, without an app deleted since', () => {
     const models2 = createReadModels();
     for (const appId of ['app_a', 'app_b']) models2.apps.apply(recorded(`app-${appId}`, 'AppCreated', { appId, userId: 'usr_2', name: appId, protocol: ['signal'], createdAt: '' }));
-    models2.credentials.apply(
-      recorded('credential-cred_two', 'CredentialCreated', {
-        credentialId: 'cred_two',
-        userId: 'usr_2',
-        type: 'api-key',
-        name: 'two',
-        appIds: ['app_a', 'app_b'],
-        keyHash: hashKey('rly_two'),
-        secretEncrypted: 'x',
-        keyPreview: 'rly_',
-        webhookUrl: null,
-        webhookAuthType: null,
-        webhookAuthHeaderName: null,
-        createdAt: '',
-      }),
-    );
+    models2.credentials.apply(credentialCreated('cred_two', 'rly_two', 'api-key', null, { userId: 'usr_2', appIds: ['app_a', 'app_b'] }));
     const appIdsOf = () => {
       const result = authenticate({ 'x-api-key': 'rly_two' }, models2.credentials, models2.apps);
       return result.kind === 'ok' ? result.appIds : undefined;
