@@ -6,8 +6,11 @@
  * look-up of it, longer. The message log's fold was 90 % of a busy pipeline thread at 10,000 tenants.)
  *
  * Each touch appends (key, stamp) to a queue and updates the key's stamp in place; an entry whose
- * key was touched again since, or forgotten, is stale and skipped. The queue is compacted when
- * stale entries outnumber live ones.
+ * key was touched again since, or forgotten, is stale and skipped. The queue is compacted when its
+ * entries, those `oldest` has passed included, are more than twice the keys remembered (session 31:
+ * counting only those not passed yet let the passed ones, and the forgotten keys they hold, pile up
+ * for as long as expiry kept pace with touches: 1 M entries and 60 MB after replaying a year of
+ * statistics).
  */
 export class Recency<K> {
   /** The latest stamp of each key remembered. */
@@ -20,7 +23,7 @@ export class Recency<K> {
   touch(key: K, stamp: number = ++this.sequence): void {
     this.latest.set(key, stamp);
     this.queue.push([key, stamp]);
-    if (this.queue.length - this.head > 2 * this.latest.size + 1024) this.compact();
+    if (this.queue.length > 2 * this.latest.size + 1024) this.compact();
   }
 
   /** The stamp of a key's latest touch, if it is remembered. */
@@ -52,6 +55,11 @@ export class Recency<K> {
   inOrder(): K[] {
     this.compact();
     return this.queue.map(([key]) => key);
+  }
+
+  /** How many entries the queue holds, stale ones included (bounded by twice the keys remembered, plus 1,024). */
+  get queued(): number {
+    return this.queue.length;
   }
 
   /** The keys remembered, in no particular order. */

@@ -18,7 +18,19 @@ describe('Recency (keys by their latest touch)', () => {
     recency.touch('quiet');
     for (let i = 0; i < 1_000_000; i++) recency.touch('busy');
     expect(recency.oldest()?.[0]).toBe('quiet');
-    expect((recency as unknown as { queue: unknown[] }).queue.length).toBeLessThanOrEqual(2 * 2 + 1024 + 1);
+    expect(recency.queued).toBeLessThanOrEqual(2 * 2 + 1024 + 1);
+  });
+
+  it('given keys touched and forgotten as fast as the oldest are passed, when counted, then the queue holds no more than twice the keys remembered', () => {
+    const recency = new Recency<number>();
+    for (let i = 0; i < 100_000; i++) {
+      recency.touch(i);
+      const oldest = recency.oldest();
+      if (i >= 10 && oldest !== undefined) recency.forget(oldest[0]); // expired: ten keys remembered at any time
+    }
+    expect([...recency.keys()].length).toBe(10);
+    expect(recency.queued).toBeLessThanOrEqual(2 * 10 + 1024 + 1);
+    expect(recency.inOrder()).toEqual(Array.from({ length: 10 }, (_, i) => 99_990 + i));
   });
 
   it('given stamps of its own, when touched out of their order, then the oldest is the first touched that is still current, with its stamp', () => {
