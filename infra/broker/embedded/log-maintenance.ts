@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { Heap } from 'heap-js';
 import type { GroupCommit } from '../../sqlite/group-commit.ts';
 import { policyOf, type TopicPolicyOf } from '../record-limits.ts';
 import { sql, type HeadRow } from './schema.ts';
@@ -58,6 +59,12 @@ export const createLogMaintenance = (
     deleteIdsChunk: db.prepare(sql.deleteIdsChunk),
   };
   const { chunk } = options;
+  /**
+   * The topics' names are read at every this many passes (every minute at the default pass of 5 s):
+   * a topic created since is looked at by the pass that reads them, long before its first record can
+   * expire (counting the topics at each pass to notice one at once cost as much as reading them).
+   */
+  const READ_NAMES_EVERY = 12;
 
   /**
    * Runs `write` in group-committed chunks until a chunk deletes fewer than `chunk` rows, pausing a
@@ -73,49 +80,87 @@ export const createLogMaintenance = (
    * that look plus the retention (a record published later is younger). Until then a pass does not
    * look at them. Records only leave a topic from its oldest, so the time is never late. Session 30:
    * a pass read the oldest record of each of 25,000 inbound queues every 5 s, 3.5 % of a core idle.
+   * Session 31: a pass no longer walks every topic to skip them either (read all 25,000 names, and
+   * awaited each, 0.3 % of a core with its garbage): they wait in a queue by that time (`due`; an
+   * entry whose time is not the topic's in `notBefore` is stale), and the names are read at every
+   * `READ_NAMES_EVERY` passes.
    */
   const notBefore = new Map<string, number>();
+  const due = new Heap<readonly [number, string]>((a, b) => a[0] - b[0]);
+  const schedule = (topic: string, at: number) => {
+    notBefore.set(topic, at);
+    due.push([at, topic]);
+  };
 
-  const pruneTopic = async (topic: string, floor: bigint | undefined, now: number): Promise<number> => {
-    const { retentionMs } = policyOf(options.topicPolicy, topic);
-    if (floor === undefined && retentionMs === undefined) return 0;
-    if (floor === undefined && now < (notBefore.get(topic) ?? 0)) return retentionMs ?? 0;
+  /** The topics, each with its policy's retention (undefined: kept until consumed), read again when they changed. */
+  const topics = new Map<string, number | undefined>();
+  let longestPolicy = 0;
+  let passesSinceNames = READ_NAMES_EVERY;
+  const readNames = (consumed: ReadonlyMap<string, bigint>) => {
+    if (++passesSinceNames < READ_NAMES_EVERY) return;
+    passesSinceNames = 0;
+    const names = new Set(s.topicNames.all());
+    for (const topic of topics.keys()) if (!names.has(topic)) (topics.delete(topic), notBefore.delete(topic));
+    longestPolicy = 0;
+    for (const topic of names) {
+      let retentionMs = topics.get(topic);
+      if (!topics.has(topic)) {
+        retentionMs = policyOf(options.topicPolicy, topic).retentionMs;
+        topics.set(topic, retentionMs);
+        if (retentionMs !== undefined && !consumed.has(topic)) schedule(topic, 0); // new: looked at in this pass
+      }
+      longestPolicy = Math.max(longestPolicy, retentionMs ?? 0);
+    }
+  };
+
+  const pruneTopic = async (topic: string, floor: bigint | undefined, retentionMs: number | undefined, now: number): Promise<void> => {
     const consumedCutoff = floor === undefined ? -1 : now - options.consumedRetentionMs;
     const expiredCutoff = retentionMs === undefined ? -1 : now - retentionMs;
     // A plain read first: a topic with nothing to delete costs no write.
     const head = s.head.get(topic);
-    if (floor === undefined && retentionMs !== undefined) notBefore.set(topic, (head === undefined ? now : Number(head.timestamp)) + retentionMs);
-    if (head === undefined) return retentionMs ?? 0;
-    const stored = Number(head.timestamp);
-    const deletable = (floor !== undefined && head.offset < floor && stored < consumedCutoff) || stored < expiredCutoff;
-    if (deletable) {
-      notBefore.delete(topic); // looked at again next pass (what is left may expire too)
-      const params = { topic, floor: floor ?? -1n, consumedCutoff, expiredCutoff, chunk };
-      await inChunks(() => s.pruneRecords.run(params).changes);
-    }
-    return retentionMs ?? 0;
+    const stored = head === undefined ? now : Number(head.timestamp);
+    const deletable = head !== undefined && ((floor !== undefined && head.offset < floor && stored < consumedCutoff) || stored < expiredCutoff);
+    if (deletable) await inChunks(() => s.pruneRecords.run({ topic, floor: floor ?? -1n, consumedCutoff, expiredCutoff, chunk }).changes);
+    // Not consumed: looked at again once what is left can expire (after a deletion, next pass: what is left may expire too).
+    if (floor === undefined && retentionMs !== undefined) schedule(topic, deletable ? now : stored + retentionMs);
   };
 
+  /** Topics consumed at the last pass: one that no group consumes any more is looked at at once, then by its time. */
+  let consumedBefore = new Map<string, bigint>();
   let pruning: Promise<void> | undefined;
   const pruneOnce = async (): Promise<void> => {
     const now = Date.now();
-    const floors = new Map(s.topicFloors.all().map(({ topic, floor }) => [topic, floor]));
-    let longest = options.consumedRetentionMs;
-    const topics = s.topicNames.all();
-    // Topics deleted since: forgotten.
-    if (notBefore.size > topics.length) {
-      const live = new Set(topics);
-      for (const topic of notBefore.keys()) if (!live.has(topic)) notBefore.delete(topic);
-    }
-    for (const topic of topics) {
-      if (!db.open) return;
+    const consumed = new Map(s.topicFloors.all().map(({ topic, floor }) => [topic, floor]));
+    readNames(consumed);
+    for (const topic of consumedBefore.keys()) if (!consumed.has(topic) && topics.get(topic) !== undefined) schedule(topic, 0);
+    consumedBefore = consumed;
+    const attempt = async (topic: string, floor: bigint | undefined) => {
       try {
-        longest = Math.max(longest, await pruneTopic(topic, floors.get(topic), now));
+        await pruneTopic(topic, floor, topics.get(topic), now);
       } catch (error) {
+        if (floor === undefined) schedule(topic, now); // tried again at the next pass
         options.onError(error);
       }
+    };
+    // Consumed topics (a few: the outbound ones) at every pass.
+    for (const [topic, floor] of consumed) {
+      if (!db.open) return;
+      if (topics.has(topic)) await attempt(topic, floor);
     }
-    const cutoff = now - Math.max(options.idRetentionMs, longest);
+    // The others whose time has come (taken first: a topic pruned now is due again at the next pass).
+    const dueNow: string[] = [];
+    for (let next = due.peek(); next !== undefined && next[0] <= now; next = due.peek()) {
+      due.pop();
+      const [at, topic] = next;
+      if (notBefore.get(topic) !== at || consumed.has(topic)) continue; // stale, or consumed (looked at above)
+      notBefore.delete(topic);
+      dueNow.push(topic);
+    }
+    for (const topic of dueNow) {
+      if (!db.open) return;
+      await attempt(topic, undefined);
+    }
+    const cutoff = now - Math.max(options.idRetentionMs, options.consumedRetentionMs, longestPolicy);
     await inChunks(() => s.pruneIds.run({ cutoff, chunk }).changes);
   };
 
