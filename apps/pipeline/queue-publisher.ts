@@ -106,6 +106,8 @@ export const startQueuePublisher = (
     // 200 records): a publisher behind a backlog makes few synced commits per event, each short.
     batchSize: 200,
     maxBatchBytes: 64 * 1024,
+    // Its lag (relay_publisher_checkpoint_lag) counts what is after its checkpoint: quiet for 10 s, it moves it past the events it skips.
+    advanceWhenQuietMs: 10_000,
     log: log.child({ component: 'queue-publisher' }),
     handler: async (events) => {
       // In order: records of an app published before its deletion, then the queue deleted with them.

@@ -120,4 +120,37 @@ describe('checkpointed subscription', () => {
       await subscription.stop();
     }
   });
+
+  it('given events its filter leaves out after the last it handled, when it has been quiet, then its checkpoint moves to the head; never past an event it has not handled', async () => {
+    const store = openStore();
+    await store.appendToStream('a-1', numbered(1));
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const subscription = await startCheckpointedSubscription(store, {
+      name: 'test',
+      filter: { categories: ['a'] },
+      advanceWhenQuietMs: 10,
+      log: pino({ level: 'silent' }),
+      handler: async (events) => {
+        if (numbers(events).includes(3)) await held;
+      },
+    });
+    try {
+      await store.appendToStream('b-1', numbered(2)); // left out by the filter
+      await vi.waitFor(async () => expect(await store.readCheckpoint('test')).toBe(2n), { timeout: 5000, interval: 5 });
+      await store.appendToStream('a-1', numbered(3), { expectedVersion: 1n });
+      await store.appendToStream('b-1', numbered(4), { expectedVersion: 1n });
+      // Quiet periods pass while the handler holds event 3: the checkpoint stays before it.
+      const until = Date.now() + 200;
+      while (Date.now() < until) {
+        expect(await store.readCheckpoint('test')).toBe(2n);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      release();
+      await vi.waitFor(async () => expect(await store.readCheckpoint('test')).toBe(4n), { timeout: 5000, interval: 5 });
+    } finally {
+      release();
+      await subscription.stop();
+    }
+  });
 });
