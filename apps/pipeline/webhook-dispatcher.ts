@@ -222,7 +222,15 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
         if (own.notBefore === 0) continue;
         return worked;
       }
-      if (popped.length === 0) return worked;
+      if (popped.length === 0) {
+        // The message that failed left the queue otherwise (its retention passed, the queue was
+        // emptied): nothing is left to retry. Kept failing, the app was drained at every round for
+        // ever (session 31: most of an idle pipeline's garbage at 2,000 webhook apps).
+        own.attempts = 0;
+        delete own.lastOutcome;
+        delete own.failedAt;
+        return worked;
+      }
       worked = true;
       own.attempts = 0;
       delete own.lastOutcome;

@@ -1,0 +1,148 @@
+/**
+ * The webhook dispatcher forgets a failure once the message that failed has left the queue by
+ * other means (its retention passed, the queue was emptied): the next drain finds the queue empty,
+ * and the app is no longer due at every round, so its empty queue is not popped again and again.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { inboundDecider, inboundStreamName } from '../../domain/inbound/decider.ts';
+import { inboundBinding, type InboundEvent } from '../../domain/inbound/events.ts';
+import { bodyStrings } from '../../domain/shared/message-body.ts';
+import type { ConsumedRecord, PopOptions } from '../../infra/broker/port.ts';
+import { createMessageSealer } from '../../infra/crypto/message-sealer.ts';
+import { createSecretBox } from '../../infra/crypto/secret-box.ts';
+import type { EventStore, RecordedEvent } from '../../infra/event-store/port.ts';
+import { createSqliteEventStore } from '../../infra/event-store/sqlite/sqlite-event-store.ts';
+import { AppsProjection } from '../../projections/apps/apps-projection.ts';
+import { handleCommand } from '../commands/handle-command.ts';
+import { topics } from '../services/topology.ts';
+import { startWebhookDispatcher } from './webhook-dispatcher.ts';
+
+const secrets = createSecretBox('33'.repeat(32));
+const sealer = createMessageSealer(secrets);
+const settings = { timeoutMs: 2000, maxAttempts: 5, baseDelayMs: 10, maxDelayMs: 20, idlePollMs: 10, allowLocal: true };
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A broker of queues in memory: a pop hands its records to `accept` first and takes them only if it resolves; pops (and empty ones) are counted. */
+const memoryBroker = () => {
+  const queues = new Map<string, ConsumedRecord[]>();
+  const pops = new Map<string, { all: number; empty: number }>();
+  let offset = 0n;
+  return {
+    add(topic: string, value: unknown) {
+      const list = queues.get(topic) ?? [];
+      const id = `r${offset}`;
+      list.push({ topic, partition: 0, offset: offset++, key: topic, value: JSON.stringify(value), headers: {}, id, dueAt: undefined, timestamp: 0 });
+      queues.set(topic, list);
+    },
+    /** Empties a queue directly, as its retention passing would. */
+    empty: (topic: string) => void queues.set(topic, []),
+    pops: (topic: string) => pops.get(topic) ?? { all: 0, empty: 0 },
+    async pop(topic: string, max: number, options?: PopOptions) {
+      const count = pops.get(topic) ?? { all: 0, empty: 0 };
+      pops.set(topic, count);
+      count.all++;
+      const list = queues.get(topic) ?? [];
+      const taken = list.slice(0, max);
+      if (taken.length === 0) count.empty++;
+      else await options?.accept?.(taken);
+      list.splice(0, taken.length);
+      return taken;
+    },
+    knownEmpty: (topic: string) => (queues.get(topic)?.length ?? 0) === 0,
+  };
+};
+
+const openStore = (): EventStore => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-webhooks-'));
+  const store = createSqliteEventStore({ path: path.join(dir, 'events.db'), synchronous: 'normal', pollIntervalMs: 5 });
+  cleanups.push(async () => {
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return store;
+};
+
+/** A receiver that answers 500 to every request, counting them. */
+const failingReceiver = async () => {
+  let requests = 0;
+  const server = http.createServer((req, res) => {
+    requests++;
+    req.resume();
+    req.on('end', () => res.writeHead(500).end('no'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, requests: () => requests };
+};
+
+/** The app delivered by webhook to `url`, as the apps read model knows it. */
+const webhookApp = (appId: string, url: string) => {
+  const apps = new AppsProjection();
+  const data = {
+    appId,
+    userId: 'u1',
+    createdAt: '2026-11-29T00:00:00.000Z',
+    name: appId,
+    protocol: ['signal'],
+    status: 'active',
+    deliveryType: 'webhook',
+    webhookUrl: url,
+    webhookAuthType: 'bearer',
+    webhookAuthSecretEncrypted: secrets.encrypt('receiver-secret'),
+    webhookAuthHeaderName: null,
+    apiKeyId: null,
+    webhookSigningSecretEncrypted: secrets.encrypt(`whsec_${randomBytes(32).toString('base64')}`),
+  };
+  apps.apply({ type: 'AppCreated', data, streamName: `app-${appId}`, globalPosition: 1n } as unknown as RecordedEvent);
+  return apps;
+};
+
+/** Records the message received (its stream, its data key in the store's vault) and returns its queue record. */
+const receive = async (store: EventStore, appId: string, messageId: string, text: string) => {
+  const key = sealer.newKey();
+  const data = { messageId, appId, appMessengerId: 'am1', messenger: 'signal' as const, content: text, keyId: key.id, now: new Date() };
+  const put = { id: key.id, scope: appId, subject: inboundStreamName(messageId), wrapped: key.wrapped, uses: 1, expiresAt: new Date(Date.now() + 3_600_000) };
+  const sealed = sealer.seal(key.raw, inboundBinding(messageId), bodyStrings([{ c: '+1555', t: text }]));
+  const result = await handleCommand(store, inboundStreamName(messageId), inboundDecider, { type: 'ReceiveMessage', data: { ...data, sealed } }, { actor: 'test' }, { keys: { put: [put] } });
+  if (!result.ok) throw new Error('not received');
+  const { receivedAt: _, ...record } = (result.events[0] as Extract<InboundEvent, { type: 'InboundMessageReceived' }>).data;
+  return record;
+};
+
+describe('the webhook dispatcher', () => {
+  it("given a message whose webhook failed, when it leaves the queue otherwise, then the app's queue is not popped again at every round", async () => {
+    const store = openStore();
+    const broker = memoryBroker();
+    const receiver = await failingReceiver();
+    const apps = webhookApp('a1', receiver.url);
+    const inbound = topics.inbound('a1');
+    broker.add(inbound, await receive(store, 'a1', 'm1', 'hello'));
+    const dispatcher = startWebhookDispatcher({ store, broker: broker as never, sealer, secrets, apps, settings, log: pino({ level: 'silent' }) });
+    try {
+      dispatcher.wake('a1');
+      await vi.waitFor(() => expect(receiver.requests()).toBeGreaterThanOrEqual(1), { timeout: 5000, interval: 2 });
+      // The failure is recorded on the message's stream: the dispatcher holds it for the app.
+      await vi.waitFor(async () => expect((await store.readStream(inboundStreamName('m1'))).events.map((e) => e.type)).toContain('InboundWebhookAttempted'), { timeout: 5000, interval: 2 });
+      broker.empty(inbound);
+      await vi.waitFor(() => expect(broker.pops(inbound).empty).toBeGreaterThanOrEqual(1), { timeout: 5000, interval: 2 });
+      const before = broker.pops(inbound).all;
+      const started = Date.now();
+      while (Date.now() - started < 200) await new Promise((resolve) => setTimeout(resolve, 10));
+      const after = broker.pops(inbound).all;
+      expect(after - before, `pops: ${before} when first found empty, ${after} about 20 rounds later`).toBeLessThanOrEqual(1);
+    } finally {
+      await dispatcher.stop();
+    }
+  });
+});
