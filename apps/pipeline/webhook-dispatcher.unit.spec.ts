@@ -1,7 +1,8 @@
 /**
- * The webhook dispatcher forgets a failure once the message that failed has left the queue by
- * other means (its retention passed, the queue was emptied): the next drain finds the queue empty,
- * and the app is no longer due at every round, so its empty queue is not popped again and again.
+ * The webhook dispatcher's rounds: it forgets a failure once the message that failed has left the
+ * queue by other means (its retention passed, the queue was emptied), so that the app's empty queue
+ * is not popped again at every round; and after a start it looks at every webhook app's queue at
+ * once, not a few per tick.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -33,9 +34,14 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** A broker of queues in memory: a pop hands its records to `accept` first and takes them only if it resolves; pops (and empty ones) are counted. */
+/**
+ * A broker of queues in memory: a pop hands its records to `accept` first and takes them only if it
+ * resolves; pops (and empty ones) are counted. Like the embedded broker, it knows a queue is empty
+ * once a pop found it so, until a record is added.
+ */
 const memoryBroker = () => {
   const queues = new Map<string, ConsumedRecord[]>();
+  const knownEmpty = new Set<string>();
   const pops = new Map<string, { all: number; empty: number }>();
   let offset = 0n;
   return {
@@ -44,6 +50,7 @@ const memoryBroker = () => {
       const id = `r${offset}`;
       list.push({ topic, partition: 0, offset: offset++, key: topic, value: JSON.stringify(value), headers: {}, id, dueAt: undefined, timestamp: 0 });
       queues.set(topic, list);
+      knownEmpty.delete(topic);
     },
     /** Empties a queue directly, as its retention passing would. */
     empty: (topic: string) => void queues.set(topic, []),
@@ -54,12 +61,12 @@ const memoryBroker = () => {
       count.all++;
       const list = queues.get(topic) ?? [];
       const taken = list.slice(0, max);
-      if (taken.length === 0) count.empty++;
+      if (taken.length === 0) (count.empty++, knownEmpty.add(topic));
       else await options?.accept?.(taken);
       list.splice(0, taken.length);
       return taken;
     },
-    knownEmpty: (topic: string) => (queues.get(topic)?.length ?? 0) === 0,
+    knownEmpty: (topic: string) => knownEmpty.has(topic),
   };
 };
 
@@ -86,10 +93,13 @@ const failingReceiver = async () => {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, requests: () => requests };
 };
 
-/** The app delivered by webhook to `url`, as the apps read model knows it. */
-const webhookApp = (appId: string, url: string) => {
+/** The apps delivered by webhook to `url`, as the apps read model knows them. */
+const webhookApps = (appIds: readonly string[], url: string) => {
   const apps = new AppsProjection();
-  const data = {
+  appIds.forEach((appId, i) => apps.apply({ type: 'AppCreated', data: appCreated(appId, url), streamName: `app-${appId}`, globalPosition: BigInt(i + 1) } as unknown as RecordedEvent));
+  return apps;
+};
+const appCreated = (appId: string, url: string) => ({
     appId,
     userId: 'u1',
     createdAt: '2026-11-29T00:00:00.000Z',
@@ -103,10 +113,7 @@ const webhookApp = (appId: string, url: string) => {
     webhookAuthHeaderName: null,
     apiKeyId: null,
     webhookSigningSecretEncrypted: secrets.encrypt(`whsec_${randomBytes(32).toString('base64')}`),
-  };
-  apps.apply({ type: 'AppCreated', data, streamName: `app-${appId}`, globalPosition: 1n } as unknown as RecordedEvent);
-  return apps;
-};
+});
 
 /** Records the message received (its stream, its data key in the store's vault) and returns its queue record. */
 const receive = async (store: EventStore, appId: string, messageId: string, text: string) => {
@@ -125,7 +132,7 @@ describe('the webhook dispatcher', () => {
     const store = openStore();
     const broker = memoryBroker();
     const receiver = await failingReceiver();
-    const apps = webhookApp('a1', receiver.url);
+    const apps = webhookApps(['a1'], receiver.url);
     const inbound = topics.inbound('a1');
     broker.add(inbound, await receive(store, 'a1', 'm1', 'hello'));
     const dispatcher = startWebhookDispatcher({ store, broker: broker as never, sealer, secrets, apps, settings, log: pino({ level: 'silent' }) });
@@ -141,6 +148,21 @@ describe('the webhook dispatcher', () => {
       while (Date.now() - started < 200) await new Promise((resolve) => setTimeout(resolve, 10));
       const after = broker.pops(inbound).all;
       expect(after - before, `pops: ${before} when first found empty, ${after} about 20 rounds later`).toBeLessThanOrEqual(1);
+    } finally {
+      await dispatcher.stop();
+    }
+  });
+
+  it('given 40 webhook apps whose queues it does not know to be empty, when it starts, then it looks at every queue at once, not 8 per tick', async () => {
+    const store = openStore();
+    const broker = memoryBroker();
+    const ids = Array.from({ length: 40 }, (_, i) => `a${i}`);
+    const apps = webhookApps(ids, 'http://127.0.0.1:9/hook');
+    // The tick is a minute away: only the rounds a freed slot asks for can look at the other 32.
+    const dispatcher = startWebhookDispatcher({ store, broker: broker as never, sealer, secrets, apps, settings: { ...settings, idlePollMs: 60_000 }, log: pino({ level: 'silent' }) });
+    try {
+      await vi.waitFor(() => expect(ids.filter((id) => broker.pops(topics.inbound(id)).all === 0)).toEqual([]), { timeout: 5000, interval: 5 });
+      expect(ids.map((id) => broker.pops(topics.inbound(id)).all)).toEqual(ids.map(() => 1));
     } finally {
       await dispatcher.stop();
     }
