@@ -62,9 +62,21 @@ describe('the delivery pipeline thread (role all)', () => {
     expect(await thread.metrics()).toEqual([]);
   });
 
-  it('takes a heap limit of at least 128 MB, 1 GB by default', () => {
+  it('takes a heap limit of at least 128 MB, 1 GB by default, and a young generation of 8 MB by default', () => {
     expect(configFor().PIPELINE_THREAD_HEAP_MB).toBe(1024);
     expect(() => configFor({ PIPELINE_THREAD_HEAP_MB: '100' })).toThrow(new ConfigError('Invalid configuration PIPELINE_THREAD_HEAP_MB="100": Too small: expected number to be >=128'));
+    expect(configFor().PIPELINE_THREAD_YOUNG_MB).toBe(8);
+    expect(() => configFor({ PIPELINE_THREAD_YOUNG_MB: '0' })).toThrow(new ConfigError('Invalid configuration PIPELINE_THREAD_YOUNG_MB="0": Too small: expected number to be >=1'));
+  });
+
+  it('runs with the configured young generation', async () => {
+    const thread = await startPipelineThread(configFor({ PIPELINE_THREAD_HEAP_MB: '768', PIPELINE_THREAD_YOUNG_MB: '32' }), silent);
+    started.push(thread);
+    const heap = (await thread.metrics())[0]!.find((metric) => metric.name === 'relay_thread_heap_bytes')!;
+    const limit = heap.values.find((value) => value.labels.thread === 'pipeline' && value.labels.measure === 'limit')!.value;
+    // V8 counts one and a half of the young generation in the limit: 768 + 48 MB, not 768 + 12.
+    expect(limit).toBeGreaterThanOrEqual((768 + 32) * 1024 * 1024);
+    expect(limit).toBeLessThanOrEqual((768 + 64) * 1024 * 1024);
   });
 
   it('is scheduled at nice 19 by default, at another nice value from 0 to 19, or as SCHED_IDLE', () => {

@@ -44,9 +44,11 @@ const MAX_RESTART_DELAY_MS = 30_000;
  * which only requests read: the API thread keeps them) and the dashboard's statistics (about 200
  * bytes to 10 KB per app-messenger that had traffic within 25 hours); about 16 MB after a full
  * collection with one account while the bench's backlog drains.
- * - A young generation of 8 MB instead of V8's default (up to 48 MB on 64 bit): 211-214 MB of RSS
- *   after the bench's load with the default, 193 MB with this (session 5). 4 MB took another 5 MB
- *   off but cost a quarter more CPU per delivery (session 20).
+ * - A young generation of PIPELINE_THREAD_YOUNG_MB (8 MB by default) instead of V8's default (up to
+ *   48 MB on 64 bit): 211-214 MB of RSS after the bench's load with the default, 193 MB with 8 MB
+ *   (session 5). 4 MB took another 5 MB off but cost a quarter more CPU per delivery (session 20).
+ *   With many tenants the read models are large and each scavenge costs more: at 10,000 users, 32 MB
+ *   took 8-16 % less CPU per send of 50 than 8 MB (session 31, docs/performance.md).
  * - An old generation of at most PIPELINE_THREAD_HEAP_MB (1 GB by default) instead of the process's
  *   (a quarter of the machine's memory, up to 4 GB): V8 lets an old generation grow to up to 4 times
  *   what survived its last full collection when its limit is 2 GB or more, and less below (about
@@ -55,8 +57,8 @@ const MAX_RESTART_DELAY_MS = 30_000;
  *   docs/performance.md). A thread that runs out of it ends with ERR_WORKER_OUT_OF_MEMORY and is
  *   started again, as after any failure: `relay_thread_heap_bytes` shows how near it is.
  */
-export const pipelineHeapLimits = (config: Pick<Config, 'PIPELINE_THREAD_HEAP_MB'>) =>
-  ({ maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: config.PIPELINE_THREAD_HEAP_MB }) as const;
+export const pipelineHeapLimits = (config: Pick<Config, 'PIPELINE_THREAD_HEAP_MB' | 'PIPELINE_THREAD_YOUNG_MB'>) =>
+  ({ maxYoungGenerationSizeMb: config.PIPELINE_THREAD_YOUNG_MB, maxOldGenerationSizeMb: config.PIPELINE_THREAD_HEAP_MB }) as const;
 
 /**
  * A new thread, told to open its stores and start once `startWhen` resolves; it loads its code

@@ -41,6 +41,8 @@ export const configSchema = z.object({
     .default(19),
   /** Role `all`: the most the pipeline thread's old generation may hold, in MB (apps/pipeline/pipeline-thread.ts). */
   PIPELINE_THREAD_HEAP_MB: integer(1024, 128),
+  /** Role `all`: the pipeline thread's young generation, in MB (apps/pipeline/pipeline-thread.ts). */
+  PIPELINE_THREAD_YOUNG_MB: integer(8, 1),
   RATE_LIMIT_POLL_PER_MIN: integer(100, 1),
   RATE_LIMIT_SEND_FREE_PER_MIN: integer(600, 1),
   RATE_LIMIT_SEND_PAID_PER_MIN: integer(2000, 1),
