@@ -142,10 +142,11 @@ export const createLogMaintenance = (
         options.onError(error);
       }
     };
-    // Consumed topics (a few: the outbound ones) at every pass.
+    // Consumed topics (a few: the outbound ones) at every pass, also one created since the names were read.
     for (const [topic, floor] of consumed) {
       if (!db.open) return;
-      if (topics.has(topic)) await attempt(topic, floor);
+      if (!topics.has(topic)) topics.set(topic, policyOf(options.topicPolicy, topic).retentionMs);
+      await attempt(topic, floor);
     }
     // The others whose time has come (taken first: a topic pruned now is due again at the next pass).
     const dueNow: string[] = [];

@@ -83,6 +83,15 @@ describe('log maintenance: retention of topics no group consumes', () => {
     expect(heads).toEqual(['inbound.c', 'inbound.c', 'inbound.c']);
   });
 
+  it('given a queue a group consumes created after the names were read, when the next pass runs, then it is looked at', async () => {
+    const { db, heads, maintenance } = setUp(24 * HOUR);
+    await maintenance.prune();
+    db.prepare('INSERT INTO topics (name) VALUES (?)').run('inbound.d');
+    db.prepare("INSERT INTO group_offsets (group_id, topic, next_offset) VALUES ('g', 'inbound.d', 0)").run();
+    await maintenance.prune();
+    expect(heads).toEqual(['inbound.d']);
+  });
+
   it('given a look at a queue that fails, when the next pass runs, then that queue is looked at again', async () => {
     const { db, heads, maintenance, failing, errors } = setUp(24 * HOUR);
     for (const name of ['inbound.a', 'inbound.b']) db.prepare('INSERT INTO topics (name) VALUES (?)').run(name);
