@@ -32,7 +32,8 @@ export const startCheckpointedSubscription = async (
     advanceWhenQuietMs?: number;
   },
 ): Promise<CheckpointedSubscription> => {
-  let stored = (await store.readCheckpoint(options.name)) ?? 0n;
+  /** The checkpoint as last read (by `resumeAfter`, at each start) or written here. */
+  let stored = 0n;
   let handledSinceLook = false;
   const subscription = await startResilientSubscription(store, {
     filter: options.filter,
