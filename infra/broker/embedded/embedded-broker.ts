@@ -259,6 +259,7 @@ export function createEmbeddedBroker(options: EmbeddedBrokerOptions): Broker {
           // a restart finds is of a dead owner (free at once, or, its pid reused, once it ran out,
           // synced or not), and one the cut rolled back is taken again at the next round.
           take: (group, roles, owner, lease) => guard(() => bookkeeping(() => leaseWrites.takeRoles(group, roles, owner, lease)), true),
+          anyFree: (group, roles, owner) => guard(() => leaseWrites.anyRoleFree(group, roles, owner), true),
           release: (group, owner) => guard(() => bookkeeping(() => void s.releaseLeases.run(group, owner)), true),
         },
         leaseOptions,

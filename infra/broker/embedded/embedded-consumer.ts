@@ -1,3 +1,4 @@
+import { alignedTicks } from './aligned-ticks.ts';
 import { RecordsNoLongerHeldError, type ConsumeOptions, type ConsumedRecord, type Consumer, type HeldRecords } from '../port.ts';
 
 /** A member's claim on (group, topic): granted with the committed offset, or refused until `retryAt`. */
@@ -86,7 +87,8 @@ export function createEmbeddedConsumer(source: ConsumerSource, options: ConsumeO
       release = wakeable ? done : () => stopped && done();
     });
 
-  const renewal = setInterval(() => {
+  // At the multiples of a third of the lease, with every other holder's renewal (aligned-ticks.ts).
+  const renewal = alignedTicks(Math.max(10, Math.floor(leaseMs / 3)), () => {
     const held = states.filter((s) => s.held);
     if (stopped || held.length === 0) return;
     try {
@@ -99,8 +101,7 @@ export function createEmbeddedConsumer(source: ConsumerSource, options: ConsumeO
     } catch (error) {
       report(error); // the local leaseUntil runs out, then the claim is retried
     }
-  }, Math.max(10, Math.floor(leaseMs / 3)));
-  renewal.unref();
+  });
 
   const resolved = Promise.resolve();
   /**
@@ -215,7 +216,7 @@ export function createEmbeddedConsumer(source: ConsumerSource, options: ConsumeO
     async stop() {
       if (!stopped) {
         stopped = true;
-        clearInterval(renewal);
+        renewal.stop();
         release?.();
       }
       await running;

@@ -8,6 +8,8 @@ export interface LeaseWrites {
   claim(groupId: string, topic: string, owner: string, leaseMs: number): Claim;
   /** Takes (or renews) each of `roles` that no other live member holds, in one write; the roles `owner` holds now. */
   takeRoles(group: string, roles: readonly string[], owner: string, leaseMs: number): ReadonlySet<string>;
+  /** Whether one of `roles` is held by no live member, `owner` included (a read only). */
+  anyRoleFree(group: string, roles: readonly string[], owner: string): boolean;
 }
 
 export const createLeaseWrites = (db: Database.Database, s: Statements): LeaseWrites => {
@@ -41,6 +43,13 @@ export const createLeaseWrites = (db: Database.Database, s: Statements): LeaseWr
       return claimTx.immediate(groupId, topic, owner, lease);
     },
     takeRoles: (group, roles, owner, lease) => roleLeaseTx.immediate(group, roles, owner, lease),
+    anyRoleFree: (group, roles, owner) => {
+      const now = Date.now();
+      return roles.some((role) => {
+        const current = s.lease.get(group, role);
+        return current === undefined || (current.owner !== owner && !heldByOther(current, owner, now)) || (current.owner === owner && Number(current.expires_at) <= now);
+      });
+    },
   };
 };
 

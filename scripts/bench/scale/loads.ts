@@ -48,14 +48,17 @@ const slice = async (target: Target, seconds: number, connections: number) => {
   return { rps: result.requests.average, requests: result.requests.total, p99: result.latency.p99 };
 };
 
+/** The send of 50 the loads post: 50 messages of 120 characters to 50 Signal contacts of `appId`. */
+export const sendOf50Body = (appId: string): string =>
+  JSON.stringify({ messages: Array.from({ length: 50 }, (_, i) => ({ appId, messenger: 'signal', contactId: `+1555${String(2_000_000 + i)}`, message: `scale bench message ${i} `.padEnd(120, 'x') })) });
+
 export const measureLoads = async (
   run: RelayRun,
   anchorBase: string,
   probe: { oneApp: string; allApps: string; appIds: readonly string[] },
   options: { seconds: number; rounds: number; connections: number; idleMsPerSecond: number },
 ): Promise<Record<LoadName, LoadFigures>> => {
-  const messages = Array.from({ length: 50 }, (_, i) => ({ appId: probe.appIds[0]!, messenger: 'signal', contactId: `+1555${String(2_000_000 + i)}`, message: `scale bench message ${i} `.padEnd(120, 'x') }));
-  const body = JSON.stringify({ messages });
+  const body = sendOf50Body(probe.appIds[0]!);
   const json = { 'content-type': 'application/json' };
   const targets: Record<LoadName, { relay: Target; anchor: Target; send: boolean }> = {
     verify: { relay: { url: `${run.base}/api/v1/auth/verify`, options: { headers: { authorization: `Bearer ${probe.oneApp}` } } }, anchor: { url: `${anchorBase}/health`, options: {} }, send: false },
