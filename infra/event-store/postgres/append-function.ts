@@ -121,12 +121,22 @@ export const appendFunctionSql = (schema: string): string => {
 };
 
 /**
- * `apply_key_changes(keys json)`: put, release, retireScopes, destroy, in that order. The rows
- * released, destroyed or required are locked first, in id order (two transactions touching the
- * same keys wait for each other instead of deadlocking), then every key to destroy must exist and
- * every required key may still be used: if one may not, its id (and any other such one) is
- * returned and nothing is written. Returns null once applied. A release (`"id"`, one use, or
- * `{"id", "uses"}`) takes its uses, down to 0; unknown ids are ignored.
+ * `apply_key_changes(keys json)`: put, release, retireScopes, destroy, in that order. The rows to
+ * destroy are locked first (FOR UPDATE), then the rows required or released (FOR KEY SHARE), each
+ * in id order (two transactions touching the same keys wait for each other instead of
+ * deadlocking); then every key to destroy must exist and every required key may still be used: if
+ * one may not, its id (and any other such one) is returned and nothing is written. Returns null
+ * once applied. A release (`"id"`, one use, or `{"id", "uses"}`) of a key that exists is a row of
+ * `data_key_releases` (unknown ids are ignored); a key's uses left are `uses_left` less its
+ * releases, down to 0, and `fold_key_releases()` moves the releases into `uses_left`.
+ *
+ * Why releases are rows of their own: every delivery releases a use of its batch's key in its
+ * append. As an UPDATE of the key's row, the 50 deliveries of a send of 50 waited for each other's
+ * commit (a row lock lasts until the commit's WAL flush): ~170 deliveries a second on this VM,
+ * and every append waiting behind them held back the readers' snapshot horizon (append-function's
+ * gap rule), so delivery and publishing stalled together. Key-share locks do not conflict with
+ * each other: releases, and the requires of the sends sealing under the same window key, run side
+ * by side; only a destruction waits for them (and they for it).
  */
 export const applyKeyChangesFunctionSql = (schema: string): string => {
   const s = quoteSchema(schema);
@@ -143,12 +153,16 @@ export const applyKeyChangesFunctionSql = (schema: string): string => {
                 FROM json_array_elements(coalesce(p_keys->'release', '[]')) AS e
                GROUP BY 1) r);
     v_gone text[];
+    v_id text;
   BEGIN
-    IF cardinality(v_destroy) + cardinality(v_require) + json_array_length(v_release) > 0 THEN
-      PERFORM 1 FROM ${s}.data_keys k
-        WHERE k.id = ANY (v_destroy || v_require || ARRAY(SELECT r.id FROM json_to_recordset(v_release) AS r(id text)))
-        ORDER BY k.id FOR UPDATE;
-    END IF;
+    -- One pass in id order, each row in its own mode: no two appends lock the same keys in opposite orders.
+    FOR v_id IN SELECT DISTINCT x.id COLLATE "C" FROM unnest(v_destroy || v_require || ARRAY(SELECT r.id FROM json_to_recordset(v_release) AS r(id text))) AS x(id) ORDER BY 1 LOOP
+      IF v_id = ANY (v_destroy) THEN
+        PERFORM 1 FROM ${s}.data_keys k WHERE k.id = v_id FOR UPDATE;
+      ELSE
+        PERFORM 1 FROM ${s}.data_keys k WHERE k.id = v_id FOR KEY SHARE;
+      END IF;
+    END LOOP;
     SELECT array_agg(x.id ORDER BY x.n) INTO v_gone FROM (
       SELECT d.id, d.n FROM unnest(v_destroy) WITH ORDINALITY AS d(id, n)
        WHERE NOT EXISTS (SELECT 1 FROM ${s}.data_keys k WHERE k.id = d.id)
@@ -156,7 +170,8 @@ export const applyKeyChangesFunctionSql = (schema: string): string => {
       -- A key may seal more only while it can still be used: not used up, expired or retired.
       SELECT q.id, cardinality(v_destroy) + q.n FROM unnest(v_require) WITH ORDINALITY AS q(id, n)
        WHERE NOT EXISTS (SELECT 1 FROM ${s}.data_keys k
-                          WHERE k.id = q.id AND k.uses_left > 0 AND k.expires_at > now() AND NOT k.scope_retired)
+                          WHERE k.id = q.id AND k.expires_at > now() AND NOT k.scope_retired
+                            AND k.uses_left > coalesce((SELECT sum(r.uses) FROM ${s}.data_key_releases r WHERE r.key_id = k.id), 0))
     ) x;
     IF v_gone IS NOT NULL THEN
       RETURN v_gone;
@@ -169,9 +184,9 @@ export const applyKeyChangesFunctionSql = (schema: string): string => {
       SELECT p.id, p.wrapped FROM json_to_recordset(p_keys->'put') AS p(id text, wrapped text);
     END IF;
     IF json_array_length(v_release) > 0 THEN
-      UPDATE ${s}.data_keys k SET uses_left = greatest(k.uses_left - r.uses, 0)
-        FROM json_to_recordset(v_release) AS r(id text, uses integer)
-       WHERE k.id = r.id AND k.uses_left > 0;
+      INSERT INTO ${s}.data_key_releases (key_id, uses)
+      SELECT r.id, r.uses FROM json_to_recordset(v_release) AS r(id text, uses integer)
+       WHERE r.uses > 0 AND EXISTS (SELECT 1 FROM ${s}.data_keys k WHERE k.id = r.id);
     END IF;
     IF json_array_length(coalesce(p_keys->'retireScopes', '[]')) > 0 THEN
       UPDATE ${s}.data_keys k SET scope_retired = true
@@ -182,6 +197,30 @@ export const applyKeyChangesFunctionSql = (schema: string): string => {
       DELETE FROM ${s}.data_keys k WHERE k.id = ANY (v_destroy);
     END IF;
     RETURN NULL;
+  END
+  $fn$;
+
+  -- Moves the releases into the keys' uses_left (the key vault's due() runs it first). The keys'
+  -- rows are locked first, in id order, as apply_key_changes locks them (a destruction, whose
+  -- cascade deletes the key's releases, and a fold so never wait for each other in a circle); a
+  -- concurrent fold waits, then finds those releases gone.
+  CREATE OR REPLACE FUNCTION ${s}.fold_key_releases()
+  RETURNS void
+  LANGUAGE plpgsql VOLATILE AS $fn$
+  DECLARE
+    v_ids text[];
+  BEGIN
+    SELECT array_agg(k.id) INTO v_ids FROM (
+      SELECT k.id FROM ${s}.data_keys k
+       WHERE k.id IN (SELECT r.key_id FROM ${s}.data_key_releases r)
+       ORDER BY k.id FOR NO KEY UPDATE) k;
+    IF v_ids IS NULL THEN
+      RETURN;
+    END IF;
+    WITH gone AS (DELETE FROM ${s}.data_key_releases r WHERE r.key_id = ANY (v_ids) RETURNING r.key_id, r.uses),
+         summed AS (SELECT gone.key_id, sum(gone.uses) AS uses FROM gone GROUP BY gone.key_id)
+    UPDATE ${s}.data_keys k SET uses_left = greatest(k.uses_left - summed.uses, 0)
+      FROM summed WHERE k.id = summed.key_id;
   END
   $fn$;
 `;

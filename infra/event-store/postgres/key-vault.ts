@@ -43,11 +43,13 @@ export const isDuplicateKey = (error: unknown): boolean =>
 
 const keySql = (schema: string) => {
   const s = quoteSchema(schema);
-  const columns = 'k.id, k.scope, k.subject, m.wrapped, k.uses, k.uses_left, k.expires_at, k.scope_retired';
+  const usesLeft = `greatest(k.uses_left - coalesce((SELECT sum(r.uses) FROM ${s}.data_key_releases r WHERE r.key_id = k.id), 0), 0)::integer AS uses_left`;
+  const columns = `k.id, k.scope, k.subject, m.wrapped, k.uses, ${usesLeft}, k.expires_at, k.scope_retired`;
   return {
     apply: `SELECT ${s}.apply_key_changes($1::json) AS gone`,
     get: `SELECT k.id, m.wrapped FROM ${s}.data_keys k JOIN ${s}.data_key_material m ON m.id = k.id
            WHERE k.id = ANY($1::text[]) AND k.expires_at > $2 AND NOT k.scope_retired`,
+    fold: `SELECT ${s}.fold_key_releases()`,
     due: `SELECT k.id, k.scope, k.subject, k.scope_retired, k.expires_at, k.uses_left FROM ${s}.data_keys k
            WHERE k.scope_retired OR k.expires_at <= $1 OR k.uses_left <= 0
            ORDER BY k.created_seq LIMIT $2`,
@@ -112,6 +114,8 @@ export const createPostgresKeys = (query: Query, schema: string): Omit<Standalon
     async due(now, limit) {
       validDate(now, 'now');
       validLimit(limit);
+      // The releases counted first, so that a key used up is found by its index (data_keys_used).
+      await query(sql.fold, []);
       const rows = await query<Omit<KeyRow, 'wrapped' | 'uses'>>(sql.due, [now, limit]);
       return rows.map((row) => ({
         id: row.id,

@@ -148,7 +148,7 @@ if (reason !== undefined) {
       ]);
     });
 
-    it('keeps the key material apart from the rows that releases update', async () => {
+    it('keeps the key material apart from the rows that releases and their folds write', async () => {
       const store = open();
       const wrapped = `wrapped-${randomBytes(12).toString('hex')}`;
       const key = { id: 'k1', scope: 'app-1', subject: 'sendbatch-1', wrapped, uses: 3, expiresAt: new Date(Date.now() + 3_600_000) };
@@ -163,14 +163,52 @@ if (reason !== undefined) {
       await store.keys.release(['k1']);
       await store.appendToStream('sendbatch-1', [{ type: 'Delivered', data: {} }], { keys: { release: ['k1'] } });
       const released = await versions();
-      // The counters' row was written again by each release; the material's row was not (no dead copy of it).
-      expect(released.counters).not.toEqual(put.counters);
-      expect(released.material).toEqual(put.material);
-      await admin(async (client) => {
-        expect((await client.query(`SELECT id, wrapped FROM ${s}.data_key_material`)).rows).toEqual([{ id: 'k1', wrapped }]);
-        const counters = await client.query(`SELECT to_jsonb(k) - 'created_seq' - 'expires_at' AS row FROM ${s}.data_keys k`);
-        expect(counters.rows).toEqual([{ row: { id: 'k1', scope: 'app-1', subject: 'sendbatch-1', uses: 3, uses_left: 1, scope_retired: false } }]);
+      // A release is a row of its own: neither the counters' row nor the material's was written.
+      expect(released).toEqual(put);
+      const rows = () =>
+        admin(async (client) => ({
+          counters: (await client.query(`SELECT to_jsonb(k) - 'created_seq' - 'expires_at' AS row FROM ${s}.data_keys k`)).rows,
+          releases: (await client.query(`SELECT key_id, uses FROM ${s}.data_key_releases ORDER BY key_id`)).rows,
+        }));
+      expect(await rows()).toEqual({
+        counters: [{ row: { id: 'k1', scope: 'app-1', subject: 'sendbatch-1', uses: 3, uses_left: 3, scope_retired: false } }],
+        releases: [
+          { key_id: 'k1', uses: 1 },
+          { key_id: 'k1', uses: 1 },
+        ],
       });
+      expect((await store.keys.list(undefined, 10)).map((key) => key.usesLeft)).toEqual([1]);
+      // The shredder's look for due keys folds them: the counters' row is written, the material's still not.
+      expect(await store.keys.due(new Date(), 10)).toEqual([]);
+      const folded = await versions();
+      expect(folded.counters).not.toEqual(put.counters);
+      expect(folded.material).toEqual(put.material);
+      expect(await rows()).toEqual({ counters: [{ row: { id: 'k1', scope: 'app-1', subject: 'sendbatch-1', uses: 3, uses_left: 1, scope_retired: false } }], releases: [] });
+      await admin(async (client) => expect((await client.query(`SELECT id, wrapped FROM ${s}.data_key_material`)).rows).toEqual([{ id: 'k1', wrapped }]));
+    });
+
+    it('releases of one key by appends in flight together do not wait for each other\'s commit, and a destruction takes the releases with the key', async () => {
+      const store = open();
+      const expiresAt = new Date(Date.now() + 3_600_000);
+      await store.appendToStream('sendbatch-1', [{ type: 'Sent', data: {} }], { keys: { put: [{ id: 'k1', scope: 'app-1', subject: 'sendbatch-1', wrapped: 'w', uses: 3, expiresAt }] } });
+      const s = `"${schemas.at(-1)!}"`;
+      await admin(async (client) => {
+        // A delivery's append that released k1 and has not committed yet (as under a burst of deliveries of one send).
+        await client.query('BEGIN');
+        await client.query(`SELECT ${s}.apply_key_changes($1::json)`, [JSON.stringify({ release: ['k1'] })]);
+        try {
+          // Another delivery of the same send: with the key's row updated in place it waited for the commit above.
+          const other = store.appendToStream('message-2', [{ type: 'Delivered', data: {} }], { keys: { release: ['k1'], require: ['k1'] } });
+          const outcome = await Promise.race([other.then(() => 'appended'), new Promise((resolve) => setTimeout(resolve, 10_000, 'waited'))]);
+          expect(outcome).toBe('appended');
+        } finally {
+          await client.query('COMMIT');
+        }
+      });
+      expect((await store.keys.list(undefined, 10)).map((key) => key.usesLeft)).toEqual([1]);
+      await store.appendToStream('sendbatch-1', [{ type: 'KeyDestroyed', data: {} }], { keys: { destroy: ['k1'] } });
+      await admin(async (client) => expect((await client.query(`SELECT count(*)::int AS n FROM ${s}.data_key_releases`)).rows).toEqual([{ n: 0 }]));
+      await expect(store.appendToStream('message-3', [{ type: 'Delivered', data: {} }], { keys: { require: ['k1'] } })).rejects.toBeInstanceOf(DataKeyGoneError);
     });
 
     it('serves the same keys through createPostgresKeyVault, on its own, for a store that keeps none (EventStoreDB)', async () => {

@@ -18,8 +18,9 @@ export { MIGRATION_LOCK_CLASS, POSITION_LOCK_CLASS, TAG_LOCK_CLASS, quoteSchema 
 
 /**
  * The data keys: their counters and state in `data_keys`, their material in `data_key_material`,
- * written once and deleted once. Releases update `data_keys` many times; each update leaves a dead
- * copy of the row until vacuumed, and those copies hold no key material. Both tables are vacuumed
+ * written once and deleted once, and their releases in `data_key_releases` until folded into
+ * `data_keys` (apply_key_changes). Folds update `data_keys`; each update leaves a dead copy of the
+ * row until vacuumed, and those copies hold no key material. Both tables are vacuumed
  * as soon as they hold a dead row (scale factor and threshold 0, no cost delay): see
  * docs/durability.md for what remains of a destroyed key, where, and for how long.
  * Ids sort bytewise ("C"), as SQLite's do, so that `list` pages the same way on both.
@@ -49,6 +50,13 @@ export const keysSchemaSql = (schema: string): string => {
     id      TEXT COLLATE "C" PRIMARY KEY,
     wrapped TEXT NOT NULL
   ) WITH (${vacuumAtOnce});
+
+  -- Uses released and not yet folded into data_keys.uses_left (apply_key_changes: why).
+  CREATE TABLE IF NOT EXISTS ${s}.data_key_releases (
+    key_id TEXT COLLATE "C" NOT NULL REFERENCES ${s}.data_keys (id) ON DELETE CASCADE,
+    uses   INTEGER NOT NULL
+  );
+  CREATE INDEX IF NOT EXISTS data_key_releases_key ON ${s}.data_key_releases (key_id);
 
   ${applyKeyChangesFunctionSql(schema)}
 `;
