@@ -3,7 +3,6 @@
  * one round trip) and `apply_key_changes` (the key changes alone, also what the standalone vault
  * runs).
  */
-import { appendChannel } from './append-listener.ts';
 import { POSITION_LOCK_CLASS, literal, quoteSchema } from './identifiers.ts';
 
 /**
@@ -112,8 +111,7 @@ export const appendFunctionSql = (schema: string): string => {
     END IF;
     INSERT INTO ${s}.streams AS st (stream_name, version) VALUES (p_stream, v_current + v_count)
       ON CONFLICT (stream_name) DO UPDATE SET version = excluded.version;
-    -- Delivered at commit, once per transaction, to every process listening (append-listener.ts).
-    PERFORM pg_notify(${literal(appendChannel(schema))}, '');
+    -- No pg_notify here: the store tells listeners after the commit (append-notifier.ts: why).
     RETURN QUERY SELECT true, v_current + v_count, v_last, NULL::text[];
   END
   $fn$;

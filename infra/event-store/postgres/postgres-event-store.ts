@@ -23,6 +23,7 @@ import { createPostgresKeys, isDuplicateKey, keyChangesJson } from './key-vault.
 import { countSql, readAllSql, type ListShape, type ReadAllShape } from './read-sql.ts';
 import { bringTagsToVersion } from './retag.ts';
 import { appendChannel, listenForAppends } from './append-listener.ts';
+import { appendNotifier } from './append-notifier.ts';
 import { migrateUnderLock } from './migration.ts';
 import { schemaSql, statements, type EventRow } from './schema.ts';
 
@@ -66,8 +67,9 @@ export interface PostgresEventStoreOptions {
  * - catchUp waits for everything committed before the call (the plain max position), so it also
  *   waits for older transactions still open.
  * - Subscriptions are woken after own appends, and by PostgreSQL's notification of any process's
- *   append (append-listener.ts: then every `pollIntervalMs` for a moment; about once a second
- *   when quiet; every `pollIntervalMs` while the listening connection is down).
+ *   append, sent after its commit (append-notifier.ts; append-listener.ts: then every
+ *   `pollIntervalMs` for a moment; about once a second when quiet; every `pollIntervalMs` while
+ *   the listening connection is down).
  * - `data` and `metadata` are JSON columns (text as given, checked for syntax only): any JSON text
  *   JavaScript produces is kept, `\u0000` and unpaired surrogates included.
  * - Connection failures, timeouts, server shutdown/cancel and resource errors reject with
@@ -169,6 +171,9 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
 
   const safeHead = async (): Promise<bigint> => BigInt((await query<{ head: string }>(sql.safeHead))[0]!.head);
 
+  /** Other processes' subscriptions told of this one's appends (their listeners: append-listener.ts). */
+  const notifier = appendNotifier(() => query('SELECT pg_notify($1, \'\')', [appendChannel(schema)]), pollIntervalMs);
+
   const registry = createSubscriptionRegistry({
     pollIntervalMs,
     poller: (poll) => listenForAppends({ connectionString: options.connectionString, channel: appendChannel(schema), pollIntervalMs }, poll),
@@ -247,7 +252,10 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
       const version = BigInt(row.version);
       if (row.gone != null) throw new DataKeyGoneError(row.gone);
       if (!row.ok) throw new ExpectedVersionConflictError(streamName, expected, version);
-      if (events.length > 0) registry.wakeSoon(categoryOf(streamName));
+      if (events.length > 0) {
+        registry.wakeSoon(categoryOf(streamName));
+        notifier.appended();
+      }
       return { nextVersion: version, lastPosition: BigInt(row.last_position) };
     },
 
@@ -299,6 +307,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
 
     close() {
       closing ??= (async () => {
+        await notifier.flush();
         closed = true;
         await registry.stopAll();
         await preparation?.catch(() => undefined);
