@@ -307,7 +307,10 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
 
     close() {
       closing ??= (async () => {
-        await notifier.flush();
+        // What is owed told, but a server that does not answer holds the close up for no more than a second.
+        let bound: NodeJS.Timeout | undefined;
+        await Promise.race([notifier.flush(), new Promise((resolve) => (bound = setTimeout(resolve, 1_000)))]);
+        clearTimeout(bound);
         closed = true;
         await registry.stopAll();
         await preparation?.catch(() => undefined);
