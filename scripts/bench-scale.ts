@@ -26,7 +26,7 @@ import pg from 'pg';
 import { loadConfig } from '../apps/services/config.ts';
 import { freePort, ROOT } from '../test/support/relay-process.ts';
 import { grow } from './bench/scale/grow.ts';
-import { children, tracked } from './bench/scale/relay-run.ts';
+import { benchRelayEnv, children, tracked } from './bench/scale/relay-run.ts';
 import { directoryMb, measurePoint, type PointFigures } from './bench/scale/measure-point.ts';
 import { DEFAULT_POINTS, DEFAULT_SIZES, ScalePlan, type ScaleSizes } from './bench/scale/plan.ts';
 import { renderPng, svgOf } from './bench/scale/plot.ts';
@@ -99,13 +99,7 @@ const runBackend = async (backend: 'embedded' | 'kafka', anchorBase: string, pla
   const schema = `relay_scale_${process.pid}`;
   const kafka = backend === 'kafka' ? await startKafka() : undefined;
   const env: Record<string, string> = {
-    DATA_DIR: dataDir,
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    RELAY_FROM_BUILD: '1',
-    RATE_LIMIT_POLL_PER_MIN: '1000000000',
-    RATE_LIMIT_SEND_FREE_PER_MIN: '1000000000',
-    RATE_LIMIT_VERIFY_PER_MIN: '1000000000',
+    ...benchRelayEnv(dataDir),
     ...(kafka ? { EVENT_STORE: 'postgres', DATABASE_URL: databaseUrl, DATABASE_SCHEMA: schema, BROKER: 'kafka', KAFKA_BROKERS: kafka.brokers, KAFKA_TOPIC_PREFIX: `scale${process.pid}.` } : {}),
   };
   const config = loadConfig(env);

@@ -21,7 +21,7 @@ import { freePort } from '../../test/support/relay-process.ts';
 import { percentile } from './measures.ts';
 import { sendOf50Body } from './scale/loads.ts';
 import type { ProbeKeys } from './scale/population.ts';
-import { cpuSince, drained, quiet, startRelay, stopRelay, threadCpu } from './scale/relay-run.ts';
+import { benchRelayEnv, cpuSince, drained, quiet, startRelay, stopRelay, threadCpu } from './scale/relay-run.ts';
 
 process.env.RELAY_FROM_BUILD = '1';
 const argv = process.argv.slice(2);
@@ -58,15 +58,7 @@ interface Turn {
 
 const turn = async (variant: Variant): Promise<Turn> => {
   const probe = JSON.parse(fs.readFileSync(path.join(variant.dir, 'probe-keys.json'), 'utf8')) as ProbeKeys;
-  const env = {
-    DATA_DIR: variant.dir,
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_POLL_PER_MIN: '1000000000',
-    RATE_LIMIT_SEND_FREE_PER_MIN: '1000000000',
-    RATE_LIMIT_VERIFY_PER_MIN: '1000000000',
-    ...variant.env,
-  };
+  const env = { ...benchRelayEnv(variant.dir), ...variant.env };
   const run = await startRelay(env, await freePort(), { inspect: false });
   try {
     await drained(run, { published: true });

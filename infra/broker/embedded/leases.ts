@@ -47,7 +47,9 @@ export const createLeaseWrites = (db: Database.Database, s: Statements): LeaseWr
       const now = Date.now();
       return roles.some((role) => {
         const current = s.lease.get(group, role);
-        return current === undefined || (current.owner !== owner && !heldByOther(current, owner, now)) || (current.owner === owner && Number(current.expires_at) <= now);
+        if (current === undefined) return true;
+        // Free unless another live member holds it, or this one does and its lease still runs.
+        return current.owner === owner ? Number(current.expires_at) <= now : !heldByOther(current, owner, now);
       });
     },
   };

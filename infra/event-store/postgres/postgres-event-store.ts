@@ -171,12 +171,13 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
 
   const safeHead = async (): Promise<bigint> => BigInt((await query<{ head: string }>(sql.safeHead))[0]!.head);
 
+  const channel = appendChannel(schema);
   /** Other processes' subscriptions told of this one's appends (their listeners: append-listener.ts). */
-  const notifier = appendNotifier(() => query('SELECT pg_notify($1, \'\')', [appendChannel(schema)]), pollIntervalMs);
+  const notifier = appendNotifier(() => query('SELECT pg_notify($1, \'\')', [channel]), pollIntervalMs);
 
   const registry = createSubscriptionRegistry({
     pollIntervalMs,
-    poller: (poll) => listenForAppends({ connectionString: options.connectionString, channel: appendChannel(schema), pollIntervalMs }, poll),
+    poller: (poll) => listenForAppends({ connectionString: options.connectionString, channel, pollIntervalMs }, poll),
     head: safeHead,
     source: {
       committedHead: async () => BigInt((await query<{ head: string }>(sql.committedHead))[0]!.head),

@@ -35,6 +35,17 @@ export const exited = (child: ChildProcess) =>
     child.once('exit', () => resolve());
   });
 
+/** Relay's settings in the scale bench (and in send-ab.ts): the store in `dataDir`, the build, no request limits in the way. */
+export const benchRelayEnv = (dataDir: string): Record<string, string> => ({
+  DATA_DIR: dataDir,
+  HOST: '127.0.0.1',
+  LOG_LEVEL: 'warn',
+  RELAY_FROM_BUILD: '1',
+  RATE_LIMIT_POLL_PER_MIN: '1000000000',
+  RATE_LIMIT_SEND_FREE_PER_MIN: '1000000000',
+  RATE_LIMIT_VERIFY_PER_MIN: '1000000000',
+});
+
 /** Starts `relay start` on `port` and waits for health 200 (at most `deadlineMs`). */
 export const startRelay = async (env: Record<string, string>, port: number, options: { inspect: boolean; deadlineMs?: number }): Promise<RelayRun> => {
   const inspectorPort = options.inspect ? await freePort() : undefined;
