@@ -27,7 +27,9 @@ const totalOf = async (page: Page, figure: string, within = 'main') => (await ba
 
 describe.skipIf(skip !== '')('the statistics pages in a browser', () => {
   it('show the numbers the traffic caused, on charts with one scale, axes, exact titles and captions, per app, and follow new traffic live', async () => {
-    await withRelayAndBrowser({}, async (relay, browser) => {
+    // The failing message's retry an hour away, so that it stays waiting however slowly the pages load
+    // (by default its third attempt, ~5 s on, would abandon it: waiting 0).
+    await withRelayAndBrowser({ env: { DELIVERY_BACKOFF_BASE_MS: '3600000' } }, async (relay, browser) => {
       const account = await createAccount(relay, 'stats@example.com');
       const { appId } = await createApp(relay, account, ['signal'], 'Stats bot');
       const other = (await createApp(relay, account, ['signal'], 'Echo bot')).appId;
