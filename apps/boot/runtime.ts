@@ -54,6 +54,8 @@ export const openContext = async (
     storePolling?: SqlitePolling;
     /** `pipeline`: without the credentials, restored from the snapshot another thread of the process writes (role `all`'s pipeline thread). */
     readModels?: 'all' | 'pipeline';
+    /** Told once the stores are open (created, with the secret key, on a first start), before the read models are restored and caught up. */
+    onStoresOpen?: () => void;
   } = {},
 ): Promise<RelayContext> => {
   // The embedded store's checkpoints are left to the thread that delivers (the broker's too).
@@ -72,6 +74,7 @@ export const openContext = async (
   const secrets = createSecretBox(secretKey);
   const keyedHash = createKeyedHash(secretKey);
   const sealer = createMessageSealer(secrets);
+  options.onStoresOpen?.();
   const projections = await startProjectionRunner(store, models.all, log.child({ component: 'projections' }), {
     file: readModelsSnapshotFile(config),
     everyMs: 30_000,
@@ -150,14 +153,15 @@ export const startRelay = async (config: Config, role: Role): Promise<RunningRel
   let pipeline: PipelineThread | undefined;
   // The pipeline thread is made first and loads its code (most of a start-up's time) while this
   // thread loads and builds the API; it opens its stores once this thread has opened them (a
-  // first start creates them, and the secret key). The API listens as soon as it can (health
+  // first start creates them, and the secret key), and both threads restore their read models at
+  // once. The API listens as soon as it can (health
   // answers 503 until the pipeline runs: on Kafka its consumer groups may take seconds to join
   // after a crash). The dashboard's statistics model lives in the pipeline thread (off the
   // thread that accepts sends).
-  let contextOpened!: () => void;
+  let storesOpened!: () => void;
   let apiFailed!: (error: unknown) => void;
   const startWhen = new Promise<void>((resolve, reject) => {
-    contextOpened = resolve;
+    storesOpened = resolve;
     apiFailed = reject;
   });
   const pipelineStarting = startPipelineThread(config, log, { startWhen });
@@ -171,7 +175,7 @@ export const startRelay = async (config: Config, role: Role): Promise<RunningRel
       otherMetrics: async () => (pipeline ? pipeline.metrics() : []),
       waitFor: ['delivery pipeline'],
       statistics,
-      onContextOpen: contextOpened,
+      onStoresOpen: storesOpened,
       // The pipeline thread polls for other processes' commits and tells this one (stores.ts).
       storePolling: 'told',
     });
@@ -216,8 +220,12 @@ export interface PartsOptions {
   readonly waitFor?: readonly string[];
   /** Where the dashboard's statistics pages read from (role `all`: the pipeline thread); else a model of this thread's own. */
   readonly statistics?: StatisticsSource;
-  /** Told once the stores are open (and created, on a first start). */
-  readonly onContextOpen?: () => void;
+  /**
+   * Told once the stores are open (and created, with the secret key, on a first start), before this
+   * thread restores its read models: role `all`'s pipeline thread restores its own meanwhile, on the
+   * other core (at 10,000 users each thread reads and parses tens of MB of snapshot).
+   */
+  readonly onStoresOpen?: () => void;
   /** How this thread's embedded store learns of other processes' commits (stores.ts; default its own poll). */
   readonly storePolling?: SqlitePolling;
   /** Which read models it keeps (openContext): `pipeline` in role `all`'s pipeline thread. */
@@ -238,8 +246,8 @@ export const startParts = async (config: Config, parts: Parts, options: PartsOpt
     brokerMaintenance: parts.delivery,
     ...(options.storePolling === undefined ? {} : { storePolling: options.storePolling }),
     ...(options.readModels === undefined ? {} : { readModels: options.readModels }),
+    ...(options.onStoresOpen === undefined ? {} : { onStoresOpen: options.onStoresOpen }),
   });
-  options.onContextOpen?.();
   for (const part of options.waitFor ?? []) ctx.readiness.waitFor(part);
   const consumers: Stoppable[] = [];
   let connectors: Connectors | undefined;

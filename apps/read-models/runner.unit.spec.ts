@@ -7,6 +7,7 @@ import type { EventStore } from '../../infra/event-store/port.ts';
 import { createSqliteEventStore } from '../../infra/event-store/sqlite/sqlite-event-store.ts';
 import { createReadModels } from '../../projections/read-models.ts';
 import { startProjectionRunner } from './runner.ts';
+import { snapshotCheckpoint } from './snapshots.ts';
 import { eventually } from '../../test/support/eventually.ts';
 
 const log = pino({ level: 'silent' });
@@ -37,7 +38,7 @@ describe('projection runner', () => {
     await store.appendToStream('user-u2', [registered('u2')]);
     await store.appendToStream('user-u3', [registered('u3')]);
     await runner.catchUp();
-    await eventually(() => expect((JSON.parse(fs.readFileSync(file, 'utf8')) as { position: string }).position).toBe('3'), 5000);
+    await eventually(() => expect(snapshotCheckpoint(file)?.position).toBe(3n), 5000);
     await runner.stop();
     await store.close();
   });
@@ -56,8 +57,7 @@ describe('projection runner', () => {
     await store.appendToStream('user-u2', [registered('u2')]);
     await runner.catchUp();
     await runner.stop();
-    const saved = JSON.parse(fs.readFileSync(file, 'utf8')) as { position: string };
-    expect(saved.position).toBe('3');
+    expect(snapshotCheckpoint(file)?.position).toBe(3n);
 
     // The snapshot is restored; what came after it is replayed.
     await store.appendToStream('user-u3', [registered('u3')]);
