@@ -28,6 +28,8 @@ export interface InboxTailOptions {
 }
 
 const CATCH_UP_TIMEOUT_MS = 10_000;
+/** What a topic without buffered partitions answers (not a new map for each look). */
+const NO_PARTITIONS: ReadonlyMap<number, PartitionBuffer> = new Map();
 
 /**
  * The records of the topics this process pops from, fetched as they arrive and kept until they
@@ -92,7 +94,7 @@ export class InboxTail {
 
   /** The buffered partitions of a topic (empty when not followed). */
   partitions(topic: string): ReadonlyMap<number, PartitionBuffer> {
-    return this.buffers.get(topic) ?? new Map();
+    return this.buffers.get(topic) ?? NO_PARTITIONS;
   }
 
   /** Forgets records that were popped; resumes a partition that had paused on a full buffer. */

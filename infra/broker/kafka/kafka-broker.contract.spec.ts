@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, inject, it, vi } from 'vitest';
 import { brokerContract } from '../../../test/contracts/broker.contract.ts';
 import type { EventStore } from '../../event-store/port.ts';
 import { createSqliteEventStore } from '../../event-store/sqlite/sqlite-event-store.ts';
@@ -67,5 +67,36 @@ describe.skipIf(brokers === '')('Kafka adapter: what the contract leaves to it',
       { topic, partitions: [{ partition: 0, popped: ['0', '1'], skipped: [] }], ids: ['a', 'b'] },
       { topic, partitions: [{ partition: 0, popped: ['3'], skipped: ['2', '4'] }], ids: ['c'] },
     ]);
+  });
+
+  it('knownEmpty says empty only when a pop would find nothing: not before the topic is followed, not while a record is due, nor while a second copy waits to be skipped; a record due later does not count until it is due', async () => {
+    const topic = `inbound.${randomUUID().slice(0, 8)}`;
+    const record = (n: number, id: string, dueAt?: number) => ({ topic, key: 'k', value: JSON.stringify({ n }), id, ...(dueAt === undefined ? {} : { dueAt }) });
+    await broker.publish([record(1, 'a')]);
+    // Unknown until this process follows the topic (its first pop).
+    expect(broker.knownEmpty!(topic)).toBe(false);
+    expect((await broker.pop(topic, 10)).map((r) => r.id)).toEqual(['a']);
+    expect(broker.knownEmpty!(topic)).toBe(true);
+    // A new record: not empty once the tail has it, and empty again once it is popped.
+    await broker.publish([record(2, 'b')]);
+    await vi.waitFor(() => expect(broker.knownEmpty!(topic)).toBe(false), { timeout: 10_000, interval: 5 });
+    expect((await broker.pop(topic, 10)).map((r) => r.id)).toEqual(['b']);
+    expect(broker.knownEmpty!(topic)).toBe(true);
+    // A second copy of a popped record: a pop has to skip it (claim it), so the topic is not empty yet.
+    await broker.publish([record(1, 'a')]);
+    await vi.waitFor(() => expect(broker.knownEmpty!(topic)).toBe(false), { timeout: 10_000, interval: 5 });
+    expect(await broker.pop(topic, 10)).toEqual([]);
+    expect(broker.knownEmpty!(topic)).toBe(true);
+    // A record due in a moment, published in one batch with one due now (so the tail has both once
+    // it has the second): once that one is popped the topic is empty until the first falls due.
+    const dueAt = Date.now() + 3_000;
+    await broker.publish([record(3, 'c', dueAt), record(4, 'd')]);
+    await vi.waitFor(() => expect(broker.knownEmpty!(topic)).toBe(false), { timeout: 10_000, interval: 5 });
+    expect((await broker.pop(topic, 10)).map((r) => r.id)).toEqual(['d']);
+    if (Date.now() < dueAt) expect(broker.knownEmpty!(topic)).toBe(true);
+    await vi.waitFor(() => expect(broker.knownEmpty!(topic)).toBe(false), { timeout: dueAt + 5_000 - Date.now(), interval: 5 });
+    expect(Date.now()).toBeGreaterThanOrEqual(dueAt);
+    expect((await broker.pop(topic, 10)).map((r) => r.id)).toEqual(['c']);
+    expect(broker.knownEmpty!(topic)).toBe(true);
   });
 });

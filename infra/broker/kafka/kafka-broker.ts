@@ -277,7 +277,7 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
     // apps made 25 of them: 6× the CPU of one app's, issue 49).
     knownEmpty: (portName) => {
       const topic = k(portName);
-      return !closed && reachable === true && tailMade !== undefined && pops.knownEmpty(topic, tailMade, policyOfKafkaTopic(topic).retentionMs);
+      return !closed && reachable === true && tailMade !== undefined && pops.knownEmpty(topic, tailMade, () => policyOfKafkaTopic(topic).retentionMs);
     },
 
     deleteTopics: (portTopics) =>

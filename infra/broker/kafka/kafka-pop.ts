@@ -55,10 +55,10 @@ export class KafkaPops {
    * "unknown" then; under 50 connections polling a key of 25 apps some pop was nearly always in
    * flight, each poll popped every topic in turn behind the others, and the pops convoyed.)
    */
-  knownEmpty(topic: string, source: InboxTail, retentionMs: number | undefined): boolean {
+  knownEmpty(topic: string, source: InboxTail, retentionMs: () => number | undefined): boolean {
     const cursor = this.cursors.get(topic);
     if (cursor === undefined || !source.follows(topic)) return false;
-    return select(source, topic, cursor, 1, retentionMs === undefined ? undefined : Date.now() - retentionMs) === undefined;
+    return nothingSelectable(source, topic, cursor, retentionMs);
   }
 
   /** The topic's pop cursor as the event store has it now (for depth). */
@@ -123,6 +123,30 @@ export class KafkaPops {
     return next;
   }
 }
+
+/**
+ * Whether `select` would find nothing (neither a record to hand out nor one to skip), without its
+ * allocations: every buffered record is popped already, or neither expired nor due yet. An empty
+ * poll of a key of 25 apps asks it 25 times (issue 49: +31 to +39 % of CPU against one app, with
+ * `select`'s arrays, its set and the buffer's filtered copy made for each topic). The retention is
+ * only looked up when a record is still there.
+ */
+const nothingSelectable = (source: InboxTail, topic: string, cursor: PopCursor, retentionMs: () => number | undefined): boolean => {
+  let now: number | undefined;
+  let expiredBefore: number | undefined | null = null;
+  for (const [partition, buffer] of source.partitions(topic))
+    for (const record of buffer.records) {
+      if (cursor.isPopped(partition, record.offset)) continue;
+      now ??= Date.now();
+      if (expiredBefore === null) {
+        const retention = retentionMs();
+        expiredBefore = retention === undefined ? undefined : now - retention;
+      }
+      if (expiredBefore !== undefined && record.timestamp < expiredBefore) return false; // a pop would skip it
+      if (record.dueAt === undefined || record.dueAt <= now) return false;
+    }
+  return true;
+};
 
 /**
  * What a pop would take from the buffer: due records not popped, oldest first, at most `max`;
