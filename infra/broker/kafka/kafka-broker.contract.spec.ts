@@ -69,9 +69,18 @@ describe.skipIf(brokers === '')('Kafka adapter: what the contract leaves to it',
     ]);
   });
 
-  it('knownEmpty says empty only when a pop would find nothing: not before the topic is followed, not while a record is due, nor while a second copy waits to be skipped; a record due later does not count until it is due', async () => {
+  it('knownEmpty says empty only when a pop would find nothing: a topic that does not exist is; not before the topic is followed, not while a record is due, nor while a second copy waits to be skipped; a record due later does not count until it is due', async () => {
     const topic = `inbound.${randomUUID().slice(0, 8)}`;
     const record = (n: number, id: string, dueAt?: number) => ({ topic, key: 'k', value: JSON.stringify({ n }), id, ...(dueAt === undefined ? {} : { dueAt }) });
+    // A topic no record was ever published to: empty once a pop's listing (at most 200 ms old) did not name it.
+    const never = `inbound.${randomUUID().slice(0, 8)}`;
+    await vi.waitFor(
+      async () => {
+        expect(await broker.pop(never, 10)).toEqual([]);
+        expect(broker.knownEmpty!(never)).toBe(true);
+      },
+      { timeout: 10_000, interval: 50 },
+    );
     await broker.publish([record(1, 'a')]);
     // Unknown until this process follows the topic (its first pop).
     expect(broker.knownEmpty!(topic)).toBe(false);

@@ -274,10 +274,14 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
       }),
 
     // What an empty pop would find, without its turn of the event loop (an empty poll of a key of 25
-    // apps made 25 of them: 6× the CPU of one app's, issue 49).
+    // apps made 25 of them: 6× the CPU of one app's, issue 49). A topic that does not exist (an app
+    // that never received a message) is empty as far as a pop's own look says (`exists`: a listing
+    // at most 200 ms old); before, its pop was made at every poll (+29 % CPU at 25 apps, session 33).
     knownEmpty: (portName) => {
+      if (closed || reachable !== true) return false;
       const topic = k(portName);
-      return !closed && reachable === true && tailMade !== undefined && pops.knownEmpty(topic, tailMade, () => policyOfKafkaTopic(topic).retentionMs);
+      if (topics.knownAbsent(topic)) return true;
+      return tailMade !== undefined && pops.knownEmpty(topic, tailMade, () => policyOfKafkaTopic(topic).retentionMs);
     },
 
     deleteTopics: (portTopics) =>

@@ -28,6 +28,8 @@ const MAX_SEGMENT_MS = 86_400_000;
 export class KafkaTopics {
   private readonly known = new Set<string>();
   private listedAt = 0;
+  /** When the last listing that completed was asked for (0: none since the last `forget`). */
+  private listingAskedAt = 0;
 
   constructor(private readonly options: KafkaTopicsOptions) {}
 
@@ -79,10 +81,23 @@ export class KafkaTopics {
   async exists(topic: string): Promise<boolean> {
     if (this.known.has(topic)) return true;
     if (Date.now() - this.listedAt > LIST_EVERY_MS) {
-      this.listedAt = Date.now();
-      for (const name of await this.withAdmin((admin) => admin.listTopics())) this.known.add(name);
+      const askedAt = Date.now();
+      this.listedAt = askedAt;
+      const names = await this.withAdmin((admin) => admin.listTopics());
+      for (const name of names) this.known.add(name);
+      // Unless a forget came meanwhile (it wants a listing asked after it).
+      if (this.listedAt === askedAt) this.listingAskedAt = askedAt;
     }
     return this.known.has(topic);
+  }
+
+  /**
+   * Whether `exists` would answer false now without asking: a listing asked for at most 200 ms ago
+   * did not name the topic, nor did this process create it since. Synchronous (an empty poll of an
+   * app that never received a message has no topic to pop: Broker.knownEmpty).
+   */
+  knownAbsent(topic: string): boolean {
+    return this.listingAskedAt !== 0 && Date.now() - this.listingAskedAt <= LIST_EVERY_MS && !this.known.has(topic);
   }
 
   /** Deletes those of the topics that exist, and resolves once the cluster's metadata no longer names them. */
@@ -113,5 +128,6 @@ export class KafkaTopics {
     if (topics === undefined) this.known.clear();
     else for (const topic of topics) this.known.delete(topic);
     this.listedAt = 0;
+    this.listingAskedAt = 0;
   }
 }

@@ -1,0 +1,55 @@
+import type { Admin } from 'kafkajs';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { LazyClient } from './kafka-clients.ts';
+import { KafkaTopics } from './kafka-topics.ts';
+
+/** An admin whose listing names `listed` (a unit test of KafkaTopics alone: no broker). */
+const fakeAdmin = (listed: Set<string>) => {
+  const calls = { listTopics: 0 };
+  const admin = {
+    listTopics: async () => {
+      calls.listTopics += 1;
+      return [...listed];
+    },
+    createTopics: async ({ topics }: { topics: { topic: string }[] }) => {
+      for (const { topic } of topics) listed.add(topic);
+      return true;
+    },
+  } as unknown as Admin;
+  const client: LazyClient<Admin> = { get: async () => admin, reset: () => undefined, close: async () => undefined };
+  return { client, calls };
+};
+
+afterEach(() => vi.useRealTimers());
+
+describe('KafkaTopics.knownAbsent', () => {
+  it('says a topic is absent only while a listing asked at most 200 ms ago did not name it, and never for one it created or after a forget', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const listed = new Set(['inbound.a']);
+    const { client, calls } = fakeAdmin(listed);
+    const topics = new KafkaTopics({ admin: client, policy: () => ({ partitions: 1 }), maxMessageBytes: 1_000_000 });
+    // No listing yet: not known.
+    expect(topics.knownAbsent('inbound.b')).toBe(false);
+    expect(await topics.exists('inbound.b')).toBe(false);
+    expect(calls.listTopics).toBe(1);
+    expect([topics.knownAbsent('inbound.b'), topics.knownAbsent('inbound.a')]).toEqual([true, false]);
+    // Another process creates it: the listing is still young enough that exists() would not ask, so absent.
+    listed.add('inbound.b');
+    vi.advanceTimersByTime(200);
+    expect(topics.knownAbsent('inbound.b')).toBe(true);
+    expect(await topics.exists('inbound.b')).toBe(false);
+    // Older than that: unknown until a new listing, which names it.
+    vi.advanceTimersByTime(1);
+    expect(topics.knownAbsent('inbound.b')).toBe(false);
+    expect(await topics.exists('inbound.b')).toBe(true);
+    expect(calls.listTopics).toBe(2);
+    // One this process creates is known at once.
+    await topics.ensure(['inbound.c']);
+    expect(topics.knownAbsent('inbound.c')).toBe(false);
+    // After a forget (a topic deleted), nothing is absent until the next listing.
+    topics.forget(['inbound.c']);
+    expect(topics.knownAbsent('inbound.x')).toBe(false);
+    expect(await topics.exists('inbound.x')).toBe(false);
+    expect(topics.knownAbsent('inbound.x')).toBe(true);
+  });
+});
