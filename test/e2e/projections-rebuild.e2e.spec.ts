@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { api, createAccount, createApp, createKey, dashboard, waitFor, type Account } from '../support/account-fixture.ts';
 import { startRelayProcess, type CliResult, type RelayProcess } from '../support/relay-process.ts';
+import { readSnapshotFile, writeSnapshotFile } from '../support/read-model-snapshot-file.ts';
 
 let relay: RelayProcess | undefined;
 afterAll(async () => {
@@ -88,7 +89,7 @@ describe('relay projections rebuild', () => {
     // A graceful stop writes the live read models' snapshot.
     expect(await relay.stop()).toBe(0);
     const snapshotFile = path.join(relay.dataDir, `read-models.${relay.env.EVENT_STORE ?? 'sqlite'}.json`);
-    const written = JSON.parse(fs.readFileSync(snapshotFile, 'utf8'));
+    const written = readSnapshotFile(snapshotFile);
     // The snapshot holds the workload (so the comparison below is not between two empty models).
     const apps = new Map((written.models.apps as any[]).map((a) => [a.id, a]));
     expect([...apps.keys()].sort()).toEqual([support.appId, billing.appId].sort());
@@ -126,7 +127,7 @@ describe('relay projections rebuild', () => {
     const tampered = structuredClone(written);
     tampered.models.credentials = tampered.models.credentials.filter((c: any) => c.credentialId !== header.credentialId);
     tampered.models.apps.find((a: any) => a.id === billing.appId).settings.name = 'Tampered';
-    fs.writeFileSync(snapshotFile, JSON.stringify(tampered));
+    writeSnapshotFile(snapshotFile, tampered);
 
     const caught = await rebuild(relay);
     expect(caught.code).toBe(1);
@@ -155,7 +156,7 @@ describe('relay projections rebuild', () => {
     expect(replaced.code).toBe(1);
     expect(replaced.stderr).toContain('warning: --replace overwrites the read-model snapshot: stop Relay first');
     expect(replaced.report.replaced).toEqual({ position: last.globalPosition, eventId: last.id });
-    const rewritten = JSON.parse(fs.readFileSync(snapshotFile, 'utf8'));
+    const rewritten = readSnapshotFile(snapshotFile);
     expect([rewritten.position, rewritten.eventId]).toEqual([last.globalPosition, last.id]);
 
     const repaired = await rebuild(relay);
