@@ -69,6 +69,22 @@ describe.skipIf(brokers === '')('Kafka adapter: what the contract leaves to it',
     ]);
   });
 
+  it('an idle broker does not wake up every millisecond: kafkajs request queues schedule a check only when a request is pending (request-queue-fix.ts)', async () => {
+    // Connections open (producer, admin, the inbox tail's consumer), then idle.
+    const topic = `inbound.${randomUUID().slice(0, 8)}`;
+    await broker.publish([{ topic, key: 'k', value: '{}' }]);
+    expect(await broker.pop(topic, 10)).toHaveLength(1);
+    await broker.ping();
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      // Before the fix: about a thousand a second per connection. Now: the tail's fetches, the probe, heartbeats.
+      expect(timers.mock.calls.length).toBeLessThan(200);
+    } finally {
+      timers.mockRestore();
+    }
+  });
+
   it('knownEmpty says empty only when a pop would find nothing: a topic that does not exist is; not before the topic is followed, not while a record is due, nor while a second copy waits to be skipped; a record due later does not count until it is due', async () => {
     const topic = `inbound.${randomUUID().slice(0, 8)}`;
     const record = (n: number, id: string, dueAt?: number) => ({ topic, key: 'k', value: JSON.stringify({ n }), id, ...(dueAt === undefined ? {} : { dueAt }) });

@@ -13,6 +13,7 @@ import { toKafkaMessage } from './kafka-records.ts';
 import { KafkaTopics } from './kafka-topics.ts';
 import type { PopCursorStore } from './pop-cursor.ts';
 import { BATCH_OVERHEAD_BYTES, encodedBytes, produceRequests, type OutgoingMessage } from './produce-requests.ts';
+import { fixKafkajsIdleWakeUps } from './request-queue-fix.ts';
 
 export interface KafkaBrokerOptions {
   /** host:port of the bootstrap brokers. */
@@ -80,6 +81,7 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
   /** The largest record batch a topic must take: a whole request, or one record alone, with overheads. */
   const maxMessageBytes = Math.max(maxRequestBytes, maxRecordBytes) + BATCH_OVERHEAD_BYTES;
 
+  fixKafkajsIdleWakeUps();
   const kafka = new Kafka({
     clientId,
     brokers: [...options.brokers],
