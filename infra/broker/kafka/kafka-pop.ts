@@ -124,26 +124,26 @@ export class KafkaPops {
   }
 }
 
+/** Where an unpopped record stands for a pop now: skipped as too old, handed out, or left for later. */
+const standingOf = (record: ConsumedRecord, expiredBefore: number | undefined, now: number): 'expired' | 'due' | 'later' => {
+  if (expiredBefore !== undefined && record.timestamp < expiredBefore) return 'expired';
+  return record.dueAt === undefined || record.dueAt <= now ? 'due' : 'later';
+};
+
 /**
  * Whether `select` would find nothing (neither a record to hand out nor one to skip), without its
- * allocations: every buffered record is popped already, or neither expired nor due yet. An empty
- * poll of a key of 25 apps asks it 25 times (issue 49: +31 to +39 % of CPU against one app, with
- * `select`'s arrays, its set and the buffer's filtered copy made for each topic). The retention is
- * only looked up when a record is still there.
+ * allocations: every buffered record is popped already or left for later. An empty poll of a key
+ * of 25 apps asks it 25 times (issue 49: +31 to +39 % of CPU against one app, with `select`'s
+ * arrays, its set and the buffer's filtered copy made for each topic). The retention is only looked
+ * up when a record is still there.
  */
 const nothingSelectable = (source: InboxTail, topic: string, cursor: PopCursor, retentionMs: () => number | undefined): boolean => {
-  let now: number | undefined;
-  let expiredBefore: number | undefined | null = null;
   for (const [partition, buffer] of source.partitions(topic))
     for (const record of buffer.records) {
       if (cursor.isPopped(partition, record.offset)) continue;
-      now ??= Date.now();
-      if (expiredBefore === null) {
-        const retention = retentionMs();
-        expiredBefore = retention === undefined ? undefined : now - retention;
-      }
-      if (expiredBefore !== undefined && record.timestamp < expiredBefore) return false; // a pop would skip it
-      if (record.dueAt === undefined || record.dueAt <= now) return false;
+      const now = Date.now();
+      const retention = retentionMs();
+      if (standingOf(record, retention === undefined ? undefined : now - retention, now) !== 'later') return false;
     }
   return true;
 };
@@ -159,9 +159,10 @@ const select = (source: InboxTail, topic: string, cursor: PopCursor, max: number
   for (const [partition, buffer] of source.partitions(topic)) {
     source.drop(topic, partition, (record) => cursor.isPopped(partition, record.offset));
     for (const record of buffer.records) {
-      if (expiredBefore !== undefined && record.timestamp < expiredBefore) {
+      const standing = standingOf(record, expiredBefore, now);
+      if (standing === 'expired') {
         if (skipped.length < MAX_EXPIRED_PER_CLAIM) skipped.push(record);
-      } else if (record.dueAt === undefined || record.dueAt <= now) candidates.push(record);
+      } else if (standing === 'due') candidates.push(record);
     }
   }
   candidates.sort((a, b) => a.timestamp - b.timestamp || a.partition - b.partition || Number(a.offset - b.offset));
