@@ -1,27 +1,18 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { EventStore } from '../../infra/event-store/port.ts';
 import { createSqliteEventStore } from '../../infra/event-store/sqlite/sqlite-event-store.ts';
 import { createReadModels } from '../../projections/read-models.ts';
 import { startProjectionRunner } from './runner.ts';
-import { snapshotCheckpoint } from './snapshots.ts';
 import { eventually } from '../../test/support/eventually.ts';
+import { readSnapshotFile } from '../../test/support/read-model-snapshot-file.ts';
+import { tempDirs } from '../../test/support/temp-dirs.ts';
+import { userRegistered as registered } from '../../test/support/user-events.ts';
 
 const log = pino({ level: 'silent' });
-const dirs: string[] = [];
-afterEach(() => dirs.splice(0).forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
-const tempDir = () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-runner-'));
-  dirs.push(dir);
-  return dir;
-};
-const registered = (userId: string) => ({
-  type: 'UserRegistered',
-  data: { userId, email: `${userId}@example.com`, name: userId, registeredAt: '2026-01-01T00:00:00.000Z' },
-});
+const tempDir = tempDirs('relay-runner-');
 
 describe('projection runner', () => {
   it('writes a snapshot on its tick once enough events changed the models, not for every one (a few replay in no time)', async () => {
@@ -38,7 +29,7 @@ describe('projection runner', () => {
     await store.appendToStream('user-u2', [registered('u2')]);
     await store.appendToStream('user-u3', [registered('u3')]);
     await runner.catchUp();
-    await eventually(() => expect(snapshotCheckpoint(file)?.position).toBe(3n), 5000);
+    await eventually(() => expect(readSnapshotFile(file).position).toBe('3'), 5000);
     await runner.stop();
     await store.close();
   });
@@ -57,7 +48,7 @@ describe('projection runner', () => {
     await store.appendToStream('user-u2', [registered('u2')]);
     await runner.catchUp();
     await runner.stop();
-    expect(snapshotCheckpoint(file)?.position).toBe(3n);
+    expect(readSnapshotFile(file).position).toBe('3');
 
     // The snapshot is restored; what came after it is replayed.
     await store.appendToStream('user-u3', [registered('u3')]);

@@ -81,21 +81,6 @@ const readHeader = (fd: number): { header: SnapshotHeader; start: number } | und
   return { header: header as SnapshotHeader, start: end + 1 };
 };
 
-/** The checkpoint a snapshot file reflects, or undefined if there is none of this format. */
-export const snapshotCheckpoint = (file: string): Checkpoint | undefined => {
-  try {
-    const fd = fs.openSync(file, 'r');
-    try {
-      const found = readHeader(fd);
-      return found && { position: BigInt(found.header.position), eventId: found.header.eventId };
-    } finally {
-      fs.closeSync(fd);
-    }
-  } catch {
-    return undefined;
-  }
-};
-
 /** Reads the given models' sections of a snapshot file: their parsed JSON by name, or undefined if any is missing. */
 const readSections = (file: string, names: readonly string[]): { header: SnapshotHeader; models: Map<string, unknown> } | undefined => {
   const fd = fs.openSync(file, 'r');

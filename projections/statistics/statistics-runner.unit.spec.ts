@@ -1,23 +1,16 @@
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { modelLine, rebuildProjections } from '../../apps/cli/commands/projections.ts';
 import { startProjectionRunner } from '../../apps/read-models/runner.ts';
 import { createSqliteEventStore } from '../../infra/event-store/sqlite/sqlite-event-store.ts';
+import { tempDirs } from '../../test/support/temp-dirs.ts';
 import { StatisticsProjection } from './statistics-projection.ts';
 
 /** The statistics fed as the read models are (apps/read-models/statistics-model.ts): by a projection runner from a real store, checkpointed, and compared as `relay projections rebuild` compares. */
 
 const log = pino({ level: 'silent' });
-const dirs: string[] = [];
-afterEach(() => dirs.splice(0).forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
-const tempDir = () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-statistics-'));
-  dirs.push(dir);
-  return dir;
-};
+const tempDir = tempDirs('relay-statistics-');
 
 const now = Date.now();
 const at = (secondsAgo: number) => new Date(now - secondsAgo * 1000).toISOString();

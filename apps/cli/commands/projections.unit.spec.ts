@@ -1,24 +1,19 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createSqliteEventStore } from '../../../infra/event-store/sqlite/sqlite-event-store.ts';
 import { createReadModels } from '../../../projections/read-models.ts';
 import { replayInto } from '../../read-models/feed.ts';
 import { saveSnapshot } from '../../read-models/snapshots.ts';
+import { tempDirs } from '../../../test/support/temp-dirs.ts';
+import { userRegistered as registered } from '../../../test/support/user-events.ts';
 import { modelLine, rebuildProjections, reportLines } from './projections.ts';
 
-const dirs: string[] = [];
-afterEach(() => dirs.splice(0).forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+const tempDir = tempDirs('relay-rebuild-');
 const storeInTempDir = () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-rebuild-'));
-  dirs.push(dir);
+  const dir = tempDir();
   return { file: path.join(dir, 'read-models.sqlite.json'), store: createSqliteEventStore({ path: path.join(dir, 'events.db'), synchronous: 'normal' }) };
 };
-const registered = (userId: string) => ({
-  type: 'UserRegistered',
-  data: { userId, email: `${userId}@example.com`, name: userId, registeredAt: '2026-01-01T00:00:00.000Z' },
-});
 const models = () => createReadModels().all;
 
 describe('relay projections rebuild', () => {
