@@ -136,8 +136,7 @@ start_node() {
   local pid
   pid="$(cat "$dir/litecoind.pid")"
   for _ in $(seq 1 240); do
-    # kill -0, not pid_of: right after the fork the process is still `nohup` (or bash), not yet litecoind.
-    if ! kill -0 "$pid" 2>/dev/null || [[ "$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null)" == Z ]]; then
+    if ! still_running "$pid"; then
       say "litecoind exited; the end of its log:"
       tail -n 30 "$logs/litecoind.out" "$logs/debug.log" >&2 2>/dev/null || true
       exit 1

@@ -54,6 +54,13 @@ json() {
     });' "$1"
 }
 
+# still_running PID: a process this script just started has not exited. kill -0 and not the
+# program's name: right after the fork the process is still `nohup` (or bash), not yet the daemon,
+# and a zombie (exited, not yet reaped) counts as exited.
+still_running() {
+  kill -0 "$1" 2>/dev/null && [[ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" != Z ]]
+}
+
 # await_exit NAME PID TRIES TERM_AT: once NAME (PID, its pid in $dir/NAME.pid) was asked to stop,
 # waits for it a quarter of a second at a time, TRIES times, sending TERM at try TERM_AT, then
 # KILL; forgets its pid file.

@@ -130,13 +130,16 @@ wallet_open() {
   [[ -n "$(json 'j.result && j.result.address' <<<"$answer" 2>/dev/null)" ]]
 }
 
-# wait_for NAME CHECK...: until CHECK succeeds, while NAME's process runs (60 s at most)
+# wait_for NAME CHECK...: until CHECK succeeds, while the process just started for NAME runs (60 s
+# at most)
 wait_for() {
-  local name="$1"
+  local name="$1" pid since
   shift
+  pid="$(cat "$dir/$name.pid")"
+  since="$(date -u '+%F %T')"
   for _ in $(seq 1 240); do
-    if ! pid_of "$name" >/dev/null; then
-      say "$name exited; the end of its log:"
+    if ! still_running "$pid"; then
+      say "$name exited (started at $since UTC; the log holds earlier starts too); the end of its log:"
       tail -n 30 "$logs/$name.log" "$logs/$name.out" >&2 2>/dev/null || true
       exit 1
     fi
