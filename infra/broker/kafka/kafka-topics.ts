@@ -16,6 +16,11 @@ export interface KafkaTopicsOptions {
 const DELETE_SETTLE_MS = 15_000;
 /** Topics created elsewhere are learnt by listing, at most this often. */
 const LIST_EVERY_MS = 200;
+/**
+ * `knownAbsent` lists again once the last listing is this old, so that a listing in good time
+ * keeps its window open while polls keep asking (else every poll in the gap pops its topics).
+ */
+const RELIST_AFTER_MS = LIST_EVERY_MS / 2;
 /** A segment is rolled at least this often when a retention is set (Kafka deletes whole segments). */
 const MAX_SEGMENT_MS = 86_400_000;
 
@@ -30,6 +35,10 @@ export class KafkaTopics {
   private listedAt = 0;
   /** When the last listing that completed was asked for (0: none since the last `forget`). */
   private listingAskedAt = 0;
+  /** The listing under way, shared by whoever asks meanwhile. */
+  private listing: Promise<void> | undefined;
+  /** Counts forgets: a listing asked before one is not learnt from. */
+  private forgets = 0;
 
   constructor(private readonly options: KafkaTopicsOptions) {}
 
@@ -77,27 +86,46 @@ export class KafkaTopics {
     for (const topic of missing) this.known.add(topic);
   }
 
-  /** Whether the topic exists (as far as a listing at most 200 ms old says). */
+  /** Whether the topic exists (as far as a listing at most 200 ms old, or the one under way, says). */
   async exists(topic: string): Promise<boolean> {
     if (this.known.has(topic)) return true;
-    if (Date.now() - this.listedAt > LIST_EVERY_MS) {
-      const askedAt = Date.now();
-      this.listedAt = askedAt;
-      const names = await this.withAdmin((admin) => admin.listTopics());
-      for (const name of names) this.known.add(name);
-      // Unless a forget came meanwhile (it wants a listing asked after it).
-      if (this.listedAt === askedAt) this.listingAskedAt = askedAt;
-    }
+    if (this.listing || Date.now() - this.listedAt > LIST_EVERY_MS) await this.list();
     return this.known.has(topic);
+  }
+
+  /** Lists the broker's topics (or joins the listing under way) and learns their names. */
+  private list(): Promise<void> {
+    if (this.listing) return this.listing;
+    const askedAt = Date.now();
+    const forgets = this.forgets;
+    this.listedAt = askedAt;
+    const listing = this.withAdmin((admin) => admin.listTopics())
+      .then((names) => {
+        for (const name of names) this.known.add(name);
+        // Unless a forget came meanwhile (it wants a listing asked after it to say what is absent).
+        if (this.forgets === forgets) this.listingAskedAt = askedAt;
+      })
+      .finally(() => {
+        if (this.listing === listing) this.listing = undefined;
+      });
+    this.listing = listing;
+    return listing;
   }
 
   /**
    * Whether `exists` would answer false now without asking: a listing asked for at most 200 ms ago
    * did not name the topic, nor did this process create it since. Synchronous (an empty poll of an
-   * app that never received a message has no topic to pop: Broker.knownEmpty).
+   * app that never received a message has no topic to pop: Broker.knownEmpty). Once that listing
+   * is half as old, it starts the next one, so that steady polls keep finding the answer here.
    */
   knownAbsent(topic: string): boolean {
-    return this.listingAskedAt !== 0 && Date.now() - this.listingAskedAt <= LIST_EVERY_MS && !this.known.has(topic);
+    if (this.listingAskedAt === 0) return false;
+    const now = Date.now();
+    if (now - this.listedAt > RELIST_AFTER_MS && !this.listing) {
+      // A listing that fails leaves the window to close: the pops then list themselves and report it.
+      this.list().catch(() => undefined);
+    }
+    return now - this.listingAskedAt <= LIST_EVERY_MS && !this.known.has(topic);
   }
 
   /** Deletes those of the topics that exist, and resolves once the cluster's metadata no longer names them. */
@@ -129,5 +157,8 @@ export class KafkaTopics {
     else for (const topic of topics) this.known.delete(topic);
     this.listedAt = 0;
     this.listingAskedAt = 0;
+    this.forgets += 1;
+    // A listing under way was asked before this: the next one must be asked after.
+    this.listing = undefined;
   }
 }

@@ -35,11 +35,11 @@ describe('KafkaTopics.knownAbsent', () => {
     expect([topics.knownAbsent('inbound.b'), topics.knownAbsent('inbound.a')]).toEqual([true, false]);
     // Another process creates it: the listing is still young enough that exists() would not ask, so absent.
     listed.add('inbound.b');
-    vi.advanceTimersByTime(200);
+    vi.advanceTimersByTime(100);
     expect(topics.knownAbsent('inbound.b')).toBe(true);
     expect(await topics.exists('inbound.b')).toBe(false);
-    // Older than that: unknown until a new listing, which names it.
-    vi.advanceTimersByTime(1);
+    // Older than 200 ms: unknown until a new listing, which names it.
+    vi.advanceTimersByTime(101);
     expect(topics.knownAbsent('inbound.b')).toBe(false);
     expect(await topics.exists('inbound.b')).toBe(true);
     expect(calls.listTopics).toBe(2);
@@ -51,5 +51,37 @@ describe('KafkaTopics.knownAbsent', () => {
     expect(topics.knownAbsent('inbound.x')).toBe(false);
     expect(await topics.exists('inbound.x')).toBe(false);
     expect(topics.knownAbsent('inbound.x')).toBe(true);
+  });
+
+  it('lists again once its listing is half as old, so that polls asking all along keep their answer, one listing at a time', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const listed = new Set(['inbound.a']);
+    const { client, calls } = fakeAdmin(listed);
+    const topics = new KafkaTopics({ admin: client, policy: () => ({ partitions: 1 }), maxMessageBytes: 1_000_000 });
+    const settled = () => new Promise((resolve) => setImmediate(resolve));
+    await topics.exists('inbound.b');
+    expect(calls.listTopics).toBe(1);
+    // Younger than half the window: no listing.
+    vi.advanceTimersByTime(100);
+    expect(topics.knownAbsent('inbound.b')).toBe(true);
+    await settled();
+    expect(calls.listTopics).toBe(1);
+    // Older: the answer stands, and one listing starts, however often it is asked meanwhile.
+    vi.advanceTimersByTime(1);
+    expect([topics.knownAbsent('inbound.b'), topics.knownAbsent('inbound.b')]).toEqual([true, true]);
+    await settled();
+    expect(calls.listTopics).toBe(2);
+    // Past the first listing's 200 ms, the second one's answer holds; and it learnt a topic made elsewhere meanwhile.
+    listed.add('inbound.c');
+    vi.advanceTimersByTime(150);
+    expect(topics.knownAbsent('inbound.b')).toBe(true);
+    await settled();
+    expect(calls.listTopics).toBe(3);
+    expect(topics.knownAbsent('inbound.c')).toBe(false);
+    // Nobody asks for a while: the window closes, and nothing lists by itself.
+    vi.advanceTimersByTime(1_000);
+    await settled();
+    expect(calls.listTopics).toBe(3);
+    expect(topics.knownAbsent('inbound.b')).toBe(false);
   });
 });
