@@ -53,6 +53,8 @@ export interface KafkaBrokerOptions {
 }
 
 const DEFAULT_MAX_REQUEST_BYTES = 512 * 1024;
+/** Kafka names `knownEmpty` keeps for the port names it was asked about (one per polled app). */
+const MAX_KNOWN_EMPTY_NAMES = 100_000;
 
 /**
  * The Broker port on Apache Kafka (kafkajs): an idempotent producer with acks=all, topics created
@@ -78,6 +80,21 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
   const k = (name: string) => prefix + name;
   const portTopic = (kafkaTopic: string) => kafkaTopic.slice(prefix.length);
   const policyOfKafkaTopic = (kafkaTopic: string) => policyOf(topicPolicy, portTopic(kafkaTopic));
+  const retentionOfKafkaTopic = (kafkaTopic: string) => policyOfKafkaTopic(kafkaTopic).retentionMs;
+  /**
+   * Kafka's names of the topics `knownEmpty` was asked about, by port name: an empty poll of a key
+   * of 25 apps asks 25 of them, and a name made anew at each call is a new string to flatten and hash
+   * for every set and map it is looked up in (issue 49). Bounded: cleared when full.
+   */
+  const knownEmptyNames = new Map<string, string>();
+  const kafkaNameForKnownEmpty = (portName: string): string => {
+    let name = knownEmptyNames.get(portName);
+    if (name === undefined) {
+      if (knownEmptyNames.size >= MAX_KNOWN_EMPTY_NAMES) knownEmptyNames.clear();
+      knownEmptyNames.set(portName, (name = k(portName)));
+    }
+    return name;
+  };
   /** The largest record batch a topic must take: a whole request, or one record alone, with overheads. */
   const maxMessageBytes = Math.max(maxRequestBytes, maxRecordBytes) + BATCH_OVERHEAD_BYTES;
 
@@ -281,9 +298,9 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
     // at most 200 ms old); before, its pop was made at every poll (+29 % CPU at 25 apps, session 33).
     knownEmpty: (portName) => {
       if (closed || reachable !== true) return false;
-      const topic = k(portName);
+      const topic = kafkaNameForKnownEmpty(portName);
       if (topics.knownAbsent(topic)) return true;
-      return tailMade !== undefined && pops.knownEmpty(topic, tailMade, () => policyOfKafkaTopic(topic).retentionMs);
+      return tailMade !== undefined && pops.knownEmpty(topic, tailMade, retentionOfKafkaTopic);
     },
 
     deleteTopics: (portTopics) =>

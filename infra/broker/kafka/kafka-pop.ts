@@ -55,7 +55,7 @@ export class KafkaPops {
    * "unknown" then; under 50 connections polling a key of 25 apps some pop was nearly always in
    * flight, each poll popped every topic in turn behind the others, and the pops convoyed.)
    */
-  knownEmpty(topic: string, source: InboxTail, retentionMs: () => number | undefined): boolean {
+  knownEmpty(topic: string, source: InboxTail, retentionMs: (topic: string) => number | undefined): boolean {
     const cursor = this.cursors.get(topic);
     if (cursor === undefined || !source.follows(topic)) return false;
     return nothingSelectable(source, topic, cursor, retentionMs);
@@ -137,12 +137,12 @@ const standingOf = (record: ConsumedRecord, expiredBefore: number | undefined, n
  * arrays, its set and the buffer's filtered copy made for each topic). The retention is only looked
  * up when a record is still there.
  */
-const nothingSelectable = (source: InboxTail, topic: string, cursor: PopCursor, retentionMs: () => number | undefined): boolean => {
+const nothingSelectable = (source: InboxTail, topic: string, cursor: PopCursor, retentionMs: (topic: string) => number | undefined): boolean => {
   for (const [partition, buffer] of source.partitions(topic))
     for (const record of buffer.records) {
       if (cursor.isPopped(partition, record.offset)) continue;
       const now = Date.now();
-      const retention = retentionMs();
+      const retention = retentionMs(topic);
       if (standingOf(record, retention === undefined ? undefined : now - retention, now) !== 'later') return false;
     }
   return true;

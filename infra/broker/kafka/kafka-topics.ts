@@ -119,13 +119,14 @@ export class KafkaTopics {
    * is half as old, it starts the next one, so that steady polls keep finding the answer here.
    */
   knownAbsent(topic: string): boolean {
-    if (this.listingAskedAt === 0) return false;
+    // First: most topics asked about exist, and their answer needs no listing.
+    if (this.listingAskedAt === 0 || this.known.has(topic)) return false;
     const now = Date.now();
     if (now - this.listedAt > RELIST_AFTER_MS && !this.listing) {
       // A listing that fails leaves the window to close: the pops then list themselves and report it.
       this.list().catch(() => undefined);
     }
-    return now - this.listingAskedAt <= LIST_EVERY_MS && !this.known.has(topic);
+    return now - this.listingAskedAt <= LIST_EVERY_MS;
   }
 
   /** Deletes those of the topics that exist, and resolves once the cluster's metadata no longer names them. */
