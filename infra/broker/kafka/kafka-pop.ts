@@ -138,12 +138,18 @@ const standingOf = (record: ConsumedRecord, expiredBefore: number | undefined, n
  * up when a record is still there.
  */
 const nothingSelectable = (source: InboxTail, topic: string, cursor: PopCursor, retentionMs: (topic: string) => number | undefined): boolean => {
+  let now = 0;
+  let expiredBefore: number | undefined;
   for (const [partition, buffer] of source.partitions(topic))
     for (const record of buffer.records) {
       if (cursor.isPopped(partition, record.offset)) continue;
-      const now = Date.now();
-      const retention = retentionMs(topic);
-      if (standingOf(record, retention === undefined ? undefined : now - retention, now) !== 'later') return false;
+      if (now === 0) {
+        // Once per call, at the first unpopped record (records left for later may be many).
+        now = Date.now();
+        const retention = retentionMs(topic);
+        expiredBefore = retention === undefined ? undefined : now - retention;
+      }
+      if (standingOf(record, expiredBefore, now) !== 'later') return false;
     }
   return true;
 };
