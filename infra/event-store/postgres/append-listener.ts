@@ -34,16 +34,28 @@ export const listenForAppends = (options: AppendListenerOptions, poll: () => voi
   let busyUntil = 0;
   let lastPoll = 0;
   let reconnect: NodeJS.Timeout | undefined;
+  let ticker: NodeJS.Timeout | undefined;
 
   const look = (): void => {
     lastPoll = Date.now();
     poll();
   };
-  // Ticks at the fast interval; looks at it only while it matters (no connection, a notification just heard).
-  const ticker = setInterval(() => {
+  /**
+   * How long until it must look: every `pollIntervalMs` while it matters (no connection, a
+   * notification just heard), else when the last look is `quietPollMs` old. A timer armed for that
+   * moment, not an interval at `pollIntervalMs` that mostly found nothing to do: that woke each
+   * thread 40 times a second on a quiet Relay (issue 49, session 35).
+   */
+  const untilNextLook = (now: number): number => (!listening || now < busyUntil ? options.pollIntervalMs : Math.max(0, lastPoll + quietPollMs - now));
+  const tick = (): void => {
     const now = Date.now();
     if (!listening || now < busyUntil || now - lastPoll >= quietPollMs) look();
-  }, options.pollIntervalMs).unref();
+    arm();
+  };
+  const arm = (): void => {
+    clearTimeout(ticker);
+    if (!closed) ticker = setTimeout(tick, untilNextLook(Date.now())).unref();
+  };
 
   const connect = (): void => {
     if (closed) return;
@@ -53,6 +65,7 @@ export const listenForAppends = (options: AppendListenerOptions, poll: () => voi
       if (client !== next) return;
       listening = false;
       client = undefined;
+      arm(); // every poll interval while it does not listen
       next.removeAllListeners('notification');
       void next.end().catch(() => undefined);
       if (!closed) reconnect = setTimeout(connect, 1_000).unref();
@@ -62,6 +75,7 @@ export const listenForAppends = (options: AppendListenerOptions, poll: () => voi
     next.on('notification', () => {
       busyUntil = Date.now() + afterNoticeMs;
       look();
+      arm();
     });
     next
       .connect()
@@ -70,15 +84,17 @@ export const listenForAppends = (options: AppendListenerOptions, poll: () => voi
         if (client !== next) return;
         listening = true;
         look(); // what was appended while it was connecting
+        arm();
       })
       .catch(lost);
   };
+  arm();
   connect();
 
   return {
     close() {
       closed = true;
-      clearInterval(ticker);
+      clearTimeout(ticker);
       clearTimeout(reconnect);
       listening = false;
       const last = client;
