@@ -20,6 +20,8 @@ export interface InboxTailOptions {
   groupId: string;
   /** Records buffered per partition before its fetching pauses (until pops drain it). */
   maxBuffered: number;
+  /** How long the broker holds a fetch that finds nothing (a record that comes answers it at once). */
+  maxWaitMs: number;
   /** The port's name of a Kafka topic, for the records handed out. */
   portTopic: (kafkaTopic: string) => string;
   /** Which of the topics exist now (a topic deleted by any process is dropped from the tail). */
@@ -151,7 +153,7 @@ export class InboxTail {
       groupId,
       sessionTimeout: 10_000,
       heartbeatInterval: 1_000,
-      maxWaitTimeInMs: 100,
+      maxWaitTimeInMs: this.options.maxWaitMs,
       allowAutoTopicCreation: false,
       // Few retries: a tail that keeps failing (a followed topic deleted by another process) is
       // better crashed and started again than retrying for half a minute while pops wait.
