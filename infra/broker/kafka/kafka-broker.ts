@@ -61,7 +61,7 @@ const DEFAULT_MAX_REQUEST_BYTES = 512 * 1024;
  * fetch session (KIP-227), naming every partition the tail follows, so an idle tail's cost grows
  * with the apps it follows: 2,000 one-partition topics took 36 % of a core at 100 ms, 6.9 % at
  * 1,000 ms (scripts/bench/tail-idle.ts, issue 49). Following a new topic restarts the tail's consumer,
- * which waits for the fetch in flight: ~0.1-0.25 s at 1,000 ms against ~0.1-0.17 s at 100 ms, ~2 s at 5,000.
+ * which waits for the fetch in flight: 125-531 ms at 1,000 ms against 83-251 ms at 100 ms, ~2.1 s at 5,000.
  */
 const DEFAULT_INBOX_TAIL_WAIT_MS = 1_000;
 /** Kafka names `knownEmpty` keeps for the port names it was asked about (one per polled app). */
