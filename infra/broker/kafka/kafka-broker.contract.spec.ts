@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { afterAll, describe, expect, inject, it, vi } from 'vitest';
 import { brokerContract } from '../../../test/contracts/broker.contract.ts';
 import type { EventStore } from '../../event-store/port.ts';
@@ -10,6 +11,15 @@ import { createEventStorePopCursors } from './event-store-pop-cursors.ts';
 import { createKafkaBroker } from './kafka-broker.ts';
 
 const brokers = inject('kafkaBrokers');
+
+interface WireRequest {
+  request: { apiName: string; encode(): Promise<{ buffer: Buffer }> };
+}
+interface WireResponse {
+  responses: unknown[];
+}
+const Broker = createRequire(import.meta.url)('kafkajs/src/broker/index.js') as { prototype: object };
+const sendRequest = Object.getOwnPropertySymbols(Broker.prototype).find((symbol) => symbol.description === 'private:Broker:sendRequest')!;
 
 if (brokers === '') {
   describe('Broker contract: Kafka', () => it.skip(`skipped: ${inject('kafkaSkipReason')}`));
@@ -82,6 +92,45 @@ describe.skipIf(brokers === '')('Kafka adapter: what the contract leaves to it',
       expect(timers.mock.calls.length).toBeLessThan(200);
     } finally {
       timers.mockRestore();
+    }
+  });
+
+  it('an idle inbox tail fetches with a session: on the wire each fetch names no partition and is answered with none; a record that comes is still handed out (fetch-sessions.ts)', async () => {
+    const followed = Array.from({ length: 3 }, () => `inbound.${randomUUID().slice(0, 8)}`);
+    await broker.publish(followed.map((topic) => ({ topic, key: 'k', value: '{}' })));
+    for (const topic of followed) expect(await broker.pop(topic, 10)).toHaveLength(1);
+    // Fetch v11's bytes: replica_id, max_wait_time, min_bytes, max_bytes (4 each), isolation_level (1),
+    // session_id, session_epoch, then the count of topics named (4 each).
+    const fetches: Array<{ sessionId: number; epoch: number; named: number; answered: number }> = [];
+    const prototype = Broker.prototype as Record<symbol, (this: { connectionPool: { clientId: string } }, request: WireRequest) => Promise<WireResponse>>;
+    const original = prototype[sendRequest]!;
+    prototype[sendRequest] = async function (this: { connectionPool: { clientId: string } }, request: WireRequest) {
+      const response = await original.call(this, request);
+      if (request.request.apiName === 'Fetch' && this.connectionPool.clientId.startsWith('relay-tail-')) {
+        const bytes = (await request.request.encode()).buffer;
+        fetches.push({ sessionId: bytes.readInt32BE(17), epoch: bytes.readInt32BE(21), named: bytes.readInt32BE(25), answered: response.responses.length });
+      }
+      return response;
+    };
+    try {
+      // The first fetches after the last follow's restart name the partitions it moved to (seeks).
+      await vi.waitFor(
+        () => {
+          const last = fetches.slice(-2);
+          expect(last).toHaveLength(2);
+          for (const fetch of last) {
+            expect(fetch.sessionId).not.toBe(0);
+            expect(fetch.epoch).toBeGreaterThan(0);
+            expect(fetch.named).toBe(0);
+            expect(fetch.answered).toBe(0);
+          }
+        },
+        { timeout: 15_000, interval: 50 },
+      );
+      await broker.publish([{ topic: followed[1]!, key: 'k', value: '{"n":2}' }]);
+      await vi.waitFor(async () => expect((await broker.pop(followed[1]!, 10)).map((r) => r.value)).toEqual(['{"n":2}']), { timeout: 10_000, interval: 20 });
+    } finally {
+      prototype[sendRequest] = original;
     }
   });
 

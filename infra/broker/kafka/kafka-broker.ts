@@ -14,6 +14,8 @@ import { KafkaTopics } from './kafka-topics.ts';
 import type { PopCursorStore } from './pop-cursor.ts';
 import { BATCH_OVERHEAD_BYTES, encodedBytes, produceRequests, type OutgoingMessage } from './produce-requests.ts';
 import { fixKafkajsIdleWakeUps } from './request-queue-fix.ts';
+import { useFetchSessions } from './fetch-sessions.ts';
+import { indexKafkajsTopicMetadata } from './topic-metadata-index.ts';
 
 export interface KafkaBrokerOptions {
   /** host:port of the bootstrap brokers. */
@@ -110,15 +112,22 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
   const maxMessageBytes = Math.max(maxRequestBytes, maxRecordBytes) + BATCH_OVERHEAD_BYTES;
 
   fixKafkajsIdleWakeUps();
-  const kafka = new Kafka({
-    clientId,
+  indexKafkajsTopicMetadata();
+  const clientOptions = {
     brokers: [...options.brokers],
     logLevel: logLevel.ERROR,
     logCreator: kafkaLogCreator(log),
     connectionTimeout: 3_000,
     requestTimeout: 10_000,
     retry: { initialRetryTime: 100, retries: 6, maxRetryTime: 2_000 },
-  });
+  };
+  const kafka = new Kafka({ ...clientOptions, clientId });
+  // The inbox tail's own client, whose fetches keep a session (fetch-sessions.ts): the tail follows
+  // every topic its process pops from, and without a session each fetch would name them all.
+  // Its id is this adapter's own: a client with sessions runs one consumer at a time.
+  const tailClientId = `${clientId}-tail-${randomUUID().slice(0, 8)}`;
+  const endFetchSessions = useFetchSessions(tailClientId);
+  const tailKafka = new Kafka({ ...clientOptions, clientId: tailClientId });
   // A client that fails at once, for the reachability probe: kafkajs otherwise retries for seconds.
   const probeKafka = new Kafka({
     clientId: `${clientId}-probe`,
@@ -175,7 +184,7 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
   const inboxTail = () =>
     (tail ??= Promise.resolve(
       (tailMade = new InboxTail({
-        kafka,
+        kafka: tailKafka,
         withAdmin: onOneTopic,
         groupId: k(`relay-inbox-${randomUUID()}`),
         maxBuffered: options.maxBuffered ?? 10_000,
@@ -360,6 +369,7 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
       clearInterval(prober);
       await Promise.all([...consumers].map((consumer) => consumer.stop()));
       await tail?.then((t) => t.stop()).catch(() => undefined);
+      endFetchSessions();
       await Promise.all([producer.close(), admin.close(), probeAdmin.close()]);
     },
   };
