@@ -252,6 +252,33 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
     return woken.has(app.id) || own?.lastOutcome !== undefined || deps.broker.knownEmpty?.(inbound) !== true;
   };
 
+  /** Inbound queues of webhook apps the broker was asked to follow (Broker.follow), and those it is following now. */
+  const announced = new Set<string>();
+  const following = new Set<string>();
+  /**
+   * Asks the broker to follow the queues of webhook apps it was not asked about yet, all at once;
+   * their apps are drained once that is done. (Session 36: on Kafka each first pop of a queue
+   * restarted the tail's consumer, a few seconds each at 2,000 followed queues, 8 pops at a time:
+   * a Relay with 2,000 webhook apps spent a third of a core for many minutes after each start.)
+   */
+  const followNew = () => {
+    if (deps.broker.follow === undefined) return;
+    const fresh: string[] = [];
+    for (const [, inbound] of webhookApps()) if (!announced.has(inbound)) fresh.push(inbound);
+    if (fresh.length === 0) return;
+    for (const inbound of fresh) {
+      announced.add(inbound);
+      following.add(inbound);
+    }
+    void deps.broker
+      .follow(fresh)
+      .catch((error: unknown) => log.warn({ err: error, queues: fresh.length }, 'webhooks: queues not followed at once; each is followed at its first drain'))
+      .finally(() => {
+        for (const inbound of fresh) following.delete(inbound);
+        schedule('full');
+      });
+  };
+
   /** Apps being served per user. */
   const runningPerUser = new Map<string, number>();
   /** The last round left a due app waiting for a slot: the next free slot goes to it at once. */
@@ -264,11 +291,12 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
    */
   const round = (full: boolean) => {
     if (stopped) return;
+    if (full) followNew();
     const now = Date.now();
     const due: AppView[] = [];
     if (full) {
-      for (const [app, inbound] of webhookApps()) if (isDue(app, now, inbound)) due.push(app);
-    } else for (const app of wokenApps()) if (isDue(app, now)) due.push(app);
+      for (const [app, inbound] of webhookApps()) if (!following.has(inbound) && isDue(app, now, inbound)) due.push(app);
+    } else for (const app of wokenApps()) if (!following.has(topics.inbound(app.id)) && isDue(app, now)) due.push(app);
     // Woken apps first, then the apps of the users served least right now, PARALLEL_APPS at a time.
     const busy = (app: AppView) => runningPerUser.get(app.userId) ?? 0;
     if (due.length > 1) due.sort((a, b) => Number(woken.has(b.id)) - Number(woken.has(a.id)) || busy(a) - busy(b));

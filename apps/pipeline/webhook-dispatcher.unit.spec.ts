@@ -167,4 +167,33 @@ describe('the webhook dispatcher', () => {
       await dispatcher.stop();
     }
   });
+
+  it('given a broker that follows queues ahead of pops, when it starts, then it asks it to follow every webhook app\'s queue in one call, pops none of them before that is done, and asks once more only for an app added later', async () => {
+    const store = openStore();
+    const broker = memoryBroker();
+    const ids = Array.from({ length: 40 }, (_, i) => `a${i}`);
+    const apps = webhookApps(ids, 'http://127.0.0.1:9/hook');
+    const follows: string[][] = [];
+    let followed!: () => void;
+    const following = { follow: (queues: readonly string[]) => (follows.push([...queues]), new Promise<void>((resolve) => (followed = resolve))) };
+    const dispatcher = startWebhookDispatcher({ store, broker: Object.assign(broker, following) as never, sealer, secrets, apps, settings, log: pino({ level: 'silent' }) });
+    try {
+      await vi.waitFor(() => expect(follows).toHaveLength(1), { timeout: 5000, interval: 5 });
+      expect(follows[0]!.sort()).toEqual(ids.map((id) => topics.inbound(id)).sort());
+      // Rounds go on every 10 ms meanwhile; none pops a queue being followed.
+      const started = Date.now();
+      while (Date.now() - started < 100) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(ids.filter((id) => broker.pops(topics.inbound(id)).all > 0)).toEqual([]);
+      followed();
+      await vi.waitFor(() => expect(ids.filter((id) => broker.pops(topics.inbound(id)).all === 0)).toEqual([]), { timeout: 5000, interval: 5 });
+      apps.apply({ type: 'AppCreated', data: appCreated('late', 'http://127.0.0.1:9/hook'), streamName: 'app-late', globalPosition: 100n } as unknown as RecordedEvent);
+      await vi.waitFor(() => expect(follows).toHaveLength(2), { timeout: 5000, interval: 5 });
+      expect(follows[1]).toEqual([topics.inbound('late')]);
+      followed();
+      await vi.waitFor(() => expect(broker.pops(topics.inbound('late')).all).toBeGreaterThan(0), { timeout: 5000, interval: 5 });
+      expect(follows).toHaveLength(2);
+    } finally {
+      await dispatcher.stop();
+    }
+  });
 });

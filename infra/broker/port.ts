@@ -161,6 +161,12 @@ export interface Broker {
    */
   knownEmpty?(topic: string): boolean;
   /**
+   * Gets ready to pop from these topics, all at once: a broker that reads ahead of pops (Kafka's
+   * inbox tail) follows them in one go instead of one pop at a time. Topics that do not exist are
+   * passed by. Optional: a broker without it is simply popped from.
+   */
+  follow?(topics: readonly string[]): Promise<void>;
+  /**
    * Joins the group leasing the roles; resolves once joining began (holding a role may come later).
    * See RoleLeaseOptions.
    */

@@ -30,6 +30,8 @@ export interface InboxTailOptions {
 }
 
 const CATCH_UP_TIMEOUT_MS = 10_000;
+/** Admin requests in flight at once while following many topics. */
+const ADMIN_PARALLEL = 16;
 /** What a topic without buffered partitions answers (not a new map for each look). */
 const NO_PARTITIONS: ReadonlyMap<number, PartitionBuffer> = new Map();
 
@@ -60,21 +62,40 @@ export class InboxTail {
    * fetched (or 10 s passed). `floors` says which offsets are popped already, so a new topic is
    * not fetched from its beginning.
    */
-  async follow(topic: string, floors: ReadonlyMap<number, bigint>): Promise<void> {
-    if (this.followed.has(topic)) return;
-    if (!this.wanted.has(topic)) {
+  follow(topic: string, floors: ReadonlyMap<number, bigint>): Promise<void> {
+    return this.followMany([[topic, floors]]);
+  }
+
+  /**
+   * Follows every topic given with one restart of the consumer (a restart costs seconds once the
+   * tail follows thousands of topics); resolves as `follow` does, once all are caught up.
+   */
+  async followMany(entries: ReadonlyArray<readonly [topic: string, floors: ReadonlyMap<number, bigint>]>): Promise<void> {
+    const fresh = entries.filter(([topic]) => !this.followed.has(topic));
+    if (fresh.length === 0) return;
+    for (const [topic, floors] of fresh) {
+      if (this.wanted.has(topic)) continue;
       this.wanted.add(topic);
       this.startAt.set(topic, new Map(floors));
     }
-    const highs = await this.options.withAdmin((admin) => admin.fetchTopicOffsets(topic));
+    const highs = new Map<string, Array<{ partition: number; high: string }>>();
+    for (let i = 0; i < fresh.length; i += ADMIN_PARALLEL) {
+      const slice = fresh.slice(i, i + ADMIN_PARALLEL);
+      const answers = await Promise.all(slice.map(([topic]) => this.options.withAdmin((admin) => admin.fetchTopicOffsets(topic))));
+      slice.forEach(([topic], j) => highs.set(topic, answers[j]!));
+    }
     await this.restart();
     const deadline = Date.now() + CATCH_UP_TIMEOUT_MS;
     const caughtUp = () =>
-      highs.every(({ partition, high }) => {
-        const fetched = this.buffers.get(topic)?.get(partition)?.next ?? 0n;
-        return fetched >= BigInt(high) || (floors.get(partition) ?? 0n) >= BigInt(high);
-      });
-    while (!caughtUp() && Date.now() < deadline && !this.stopped && this.wanted.has(topic)) await new Promise((resolve) => setTimeout(resolve, 5));
+      fresh.every(
+        ([topic, floors]) =>
+          !this.wanted.has(topic) ||
+          highs.get(topic)!.every(({ partition, high }) => {
+            const fetched = this.buffers.get(topic)?.get(partition)?.next ?? 0n;
+            return fetched >= BigInt(high) || (floors.get(partition) ?? 0n) >= BigInt(high);
+          }),
+      );
+    while (!caughtUp() && Date.now() < deadline && !this.stopped) await new Promise((resolve) => setTimeout(resolve, 5));
   }
 
   follows(topic: string): boolean {

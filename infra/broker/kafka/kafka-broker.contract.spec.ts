@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
+import { Kafka } from 'kafkajs';
 import { afterAll, describe, expect, inject, it, vi } from 'vitest';
 import { brokerContract } from '../../../test/contracts/broker.contract.ts';
 import type { EventStore } from '../../event-store/port.ts';
@@ -132,6 +133,24 @@ describe.skipIf(brokers === '')('Kafka adapter: what the contract leaves to it',
     } finally {
       prototype[sendRequest] = original;
     }
+  });
+
+  it('follow has the tail follow many topics with one restart of its consumer; a topic that does not exist is passed by; then knownEmpty knows each and a pop hands out what waits', async () => {
+    const many = Array.from({ length: 6 }, () => `inbound.${randomUUID().slice(0, 8)}`);
+    await broker.publish(many.map((topic, i) => ({ topic, key: 'k', value: JSON.stringify({ i }) })));
+    await broker.pop(many[0]!, 10); // popped already: the tail starts that topic after it
+    const consumers = vi.spyOn(Kafka.prototype, 'consumer');
+    try {
+      await broker.follow!([...many, `inbound.${randomUUID().slice(0, 8)}`]);
+      expect(consumers).toHaveBeenCalledTimes(1);
+      await broker.follow!(many);
+      expect(consumers).toHaveBeenCalledTimes(1);
+    } finally {
+      consumers.mockRestore();
+    }
+    expect(many.map((topic) => broker.knownEmpty!(topic))).toEqual([true, false, false, false, false, false]);
+    for (const [i, topic] of many.entries()) expect((await broker.pop(topic, 10)).map((r) => r.value)).toEqual(i === 0 ? [] : [JSON.stringify({ i })]);
+    expect(many.map((topic) => broker.knownEmpty!(topic))).toEqual(many.map(() => true));
   });
 
   it('knownEmpty says empty only when a pop would find nothing: a topic that does not exist is; not before the topic is followed, not while a record is due, nor while a second copy waits to be skipped; a record due later does not count until it is due', async () => {

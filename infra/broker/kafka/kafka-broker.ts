@@ -313,6 +313,16 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
         return popped;
       }),
 
+    // A webhook dispatcher's apps, followed by the tail in one restart instead of one per pop (a
+    // restart costs seconds at 2,000 followed topics; session 36).
+    follow: (portTopics) =>
+      guarded('follow', async () => {
+        if (reachable === false) throw new BrokerUnavailableError('The Kafka broker is not reachable');
+        const present: string[] = [];
+        for (const topic of new Set(portTopics.map(k))) if (await topics.exists(topic)) present.push(topic);
+        if (present.length > 0) await pops.follow(present);
+      }),
+
     // What an empty pop would find, without its turn of the event loop (an empty poll of a key of 25
     // apps made 25 of them: 6× the CPU of one app's, issue 49). A topic that does not exist (an app
     // that never received a message) is empty as far as a pop's own look says (`exists`: a listing

@@ -7,6 +7,8 @@ import { loadCursor, type PartitionClaim, type PopClaim, type PopCursor, type Po
 const POP_ATTEMPTS = 20;
 /** Expired records claimed (as skipped) per pop at most: a claim stays a small event. */
 const MAX_EXPIRED_PER_CLAIM = 1_000;
+/** Topics whose cursors and offsets are read at once while following many. */
+const FOLLOW_PARALLEL = 16;
 
 /** The caller's `accept` rejected: its error is what `pop` rejects with, untouched. */
 export class AcceptRejected {
@@ -41,6 +43,21 @@ export class KafkaPops {
 
   constructor(private readonly options: KafkaPopsOptions) {}
 
+  /**
+   * Gets the tail to follow these topics (which exist) in one restart, each from its pop cursor's
+   * floor, as a pop's first look would one topic at a time (Broker.follow).
+   */
+  async follow(topics: readonly string[]): Promise<void> {
+    const source = await this.options.tail();
+    const fresh = [...new Set(topics)].filter((topic) => !source.follows(topic));
+    const entries: Array<readonly [string, Map<number, bigint>]> = [];
+    for (let i = 0; i < fresh.length; i += FOLLOW_PARALLEL) {
+      const slice = fresh.slice(i, i + FOLLOW_PARALLEL);
+      entries.push(...(await Promise.all(slice.map((topic) => this.serialised(topic, () => this.floorsOf(topic))))));
+    }
+    await source.followMany(entries);
+  }
+
   /** Pops from a Kafka topic (which exists). `retentionMs`: the topic's policy retention. */
   pop(topic: string, max: number, accept: PopOptions['accept'], retentionMs: number | undefined): Promise<ConsumedRecord[]> {
     return this.serialised(topic, () => this.popNow(topic, max, accept, retentionMs));
@@ -74,11 +91,7 @@ export class KafkaPops {
   private async popNow(topic: string, max: number, accept: PopOptions['accept'], retentionMs: number | undefined): Promise<ConsumedRecord[]> {
     let cursor = await this.cursorOf(topic);
     const source = await this.options.tail();
-    if (!source.follows(topic)) {
-      const floors = new Map<number, bigint>();
-      for (const { partition } of await this.options.withAdmin((admin) => admin.fetchTopicOffsets(topic))) floors.set(partition, cursor.floor(partition));
-      await source.follow(topic, floors);
-    }
+    if (!source.follows(topic)) await source.follow(...(await this.floorsOf(topic)));
     for (let attempt = 0; attempt < POP_ATTEMPTS; attempt++) {
       const expiredBefore = retentionMs === undefined ? undefined : Date.now() - retentionMs;
       const selection = select(source, topic, cursor, max, expiredBefore);
@@ -106,6 +119,14 @@ export class KafkaPops {
       return selection.popped;
     }
     throw new BrokerUnavailableError(`Pop from ${topic} gave up: other processes kept claiming first`);
+  }
+
+  /** Where a topic's tail starts: per partition, the pop cursor's floor (what is popped below it). */
+  private async floorsOf(topic: string): Promise<readonly [string, Map<number, bigint>]> {
+    const cursor = await this.cursorOf(topic);
+    const floors = new Map<number, bigint>();
+    for (const { partition } of await this.options.withAdmin((admin) => admin.fetchTopicOffsets(topic))) floors.set(partition, cursor.floor(partition));
+    return [topic, floors];
   }
 
   private async cursorOf(topic: string, fresh = false): Promise<PopCursor> {
