@@ -1,4 +1,4 @@
-import type { Admin, Batch, Consumer as KafkaConsumer, Kafka } from 'kafkajs';
+import type { Batch, Consumer as KafkaConsumer, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { ConsumedRecord } from '../port.ts';
 import { isUnknownTopic } from './kafka-clients.ts';
@@ -14,8 +14,6 @@ interface PartitionBuffer {
 
 export interface InboxTailOptions {
   kafka: Kafka;
-  /** Runs an admin operation on one topic (on a client that a deleted topic has not broken). */
-  withAdmin: <T>(operation: (admin: Admin) => Promise<T>) => Promise<T>;
   /** A group of this process alone: the tail reads every partition of the topics it follows. */
   groupId: string;
   /** Records buffered per partition before its fetching pauses (until pops drain it). */
@@ -29,9 +27,13 @@ export interface InboxTailOptions {
   log: Logger;
 }
 
+/** Where a followed topic starts, per partition: its pop cursor's floor, and its end when followed. */
+export interface FollowStart {
+  readonly floors: ReadonlyMap<number, bigint>;
+  readonly highs: ReadonlyMap<number, bigint>;
+}
+
 const CATCH_UP_TIMEOUT_MS = 10_000;
-/** Admin requests in flight at once while following many topics. */
-const ADMIN_PARALLEL = 16;
 /** What a topic without buffered partitions answers (not a new map for each look). */
 const NO_PARTITIONS: ReadonlyMap<number, PartitionBuffer> = new Map();
 
@@ -59,40 +61,34 @@ export class InboxTail {
 
   /**
    * Resolves once the topic is followed and every record it held when this was called has been
-   * fetched (or 10 s passed). `floors` says which offsets are popped already, so a new topic is
-   * not fetched from its beginning.
+   * fetched (or 10 s passed). `start.floors` says which offsets are popped already, so a new topic is
+   * not fetched from its beginning; `start.highs` where each partition ended when this was called.
    */
-  follow(topic: string, floors: ReadonlyMap<number, bigint>): Promise<void> {
-    return this.followMany([[topic, floors]]);
+  follow(topic: string, start: FollowStart): Promise<void> {
+    return this.followMany([[topic, start]]);
   }
 
   /**
    * Follows every topic given with one restart of the consumer (a restart costs seconds once the
    * tail follows thousands of topics); resolves as `follow` does, once all are caught up.
    */
-  async followMany(entries: ReadonlyArray<readonly [topic: string, floors: ReadonlyMap<number, bigint>]>): Promise<void> {
+  async followMany(entries: ReadonlyArray<readonly [topic: string, start: FollowStart]>): Promise<void> {
     const fresh = entries.filter(([topic]) => !this.followed.has(topic));
     if (fresh.length === 0) return;
-    for (const [topic, floors] of fresh) {
+    for (const [topic, { floors }] of fresh) {
       if (this.wanted.has(topic)) continue;
       this.wanted.add(topic);
       this.startAt.set(topic, new Map(floors));
-    }
-    const highs = new Map<string, Array<{ partition: number; high: string }>>();
-    for (let i = 0; i < fresh.length; i += ADMIN_PARALLEL) {
-      const slice = fresh.slice(i, i + ADMIN_PARALLEL);
-      const answers = await Promise.all(slice.map(([topic]) => this.options.withAdmin((admin) => admin.fetchTopicOffsets(topic))));
-      slice.forEach(([topic], j) => highs.set(topic, answers[j]!));
     }
     await this.restart();
     const deadline = Date.now() + CATCH_UP_TIMEOUT_MS;
     const caughtUp = () =>
       fresh.every(
-        ([topic, floors]) =>
+        ([topic, { floors, highs }]) =>
           !this.wanted.has(topic) ||
-          highs.get(topic)!.every(({ partition, high }) => {
+          [...highs].every(([partition, high]) => {
             const fetched = this.buffers.get(topic)?.get(partition)?.next ?? 0n;
-            return fetched >= BigInt(high) || (floors.get(partition) ?? 0n) >= BigInt(high);
+            return fetched >= high || (floors.get(partition) ?? 0n) >= high;
           }),
       );
     while (!caughtUp() && Date.now() < deadline && !this.stopped) await new Promise((resolve) => setTimeout(resolve, 5));

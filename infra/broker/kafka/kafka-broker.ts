@@ -59,11 +59,12 @@ export interface KafkaBrokerOptions {
 const DEFAULT_MAX_REQUEST_BYTES = 512 * 1024;
 /**
  * The inbox tail's fetch wait. A record that comes answers a waiting fetch at once, so this is not a
- * delivery latency; it is how often an idle tail asks again. kafkajs sends every fetch without a
- * fetch session (KIP-227), naming every partition the tail follows, so an idle tail's cost grows
- * with the apps it follows: 2,000 one-partition topics took 36 % of a core at 100 ms, 6.9 % at
+ * delivery latency; it is how often an idle tail asks again. Before its fetches kept a session
+ * (fetch-sessions.ts), each named every partition the tail follows: 2,000 one-partition topics took
+ * 36 % of a core at 100 ms, 6.9 % at 1,000 ms; with the session and topic-metadata-index.ts, 1.5 % at
  * 1,000 ms (scripts/bench/tail-idle.ts, issue 49). Following a new topic restarts the tail's consumer,
- * which waits for the fetch in flight: 125-531 ms at 1,000 ms against 83-251 ms at 100 ms, ~2.1 s at 5,000.
+ * which waits for the fetch in flight: 125-531 ms at 1,000 ms against 83-251 ms at 100 ms, ~2.1 s at
+ * 5,000, with few topics followed (3-4 s at 2,000, whatever the wait: the restart itself).
  */
 const DEFAULT_INBOX_TAIL_WAIT_MS = 1_000;
 /** Kafka names `knownEmpty` keeps for the port names it was asked about (one per polled app). */
@@ -185,7 +186,6 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
     (tail ??= Promise.resolve(
       (tailMade = new InboxTail({
         kafka: tailKafka,
-        withAdmin: onOneTopic,
         groupId: k(`relay-inbox-${randomUUID()}`),
         maxBuffered: options.maxBuffered ?? 10_000,
         maxWaitMs: options.inboxTailWaitMs ?? DEFAULT_INBOX_TAIL_WAIT_MS,

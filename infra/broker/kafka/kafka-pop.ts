@@ -1,6 +1,6 @@
 import type { Admin } from 'kafkajs';
 import { BrokerUnavailableError, type ConsumedRecord, type PopOptions } from '../port.ts';
-import type { InboxTail } from './inbox-tail.ts';
+import type { FollowStart, InboxTail } from './inbox-tail.ts';
 import { loadCursor, type PartitionClaim, type PopClaim, type PopCursor, type PopCursorStore } from './pop-cursor.ts';
 
 /** Attempts of one pop against claims of other processes before it gives up (503). */
@@ -50,10 +50,10 @@ export class KafkaPops {
   async follow(topics: readonly string[]): Promise<void> {
     const source = await this.options.tail();
     const fresh = [...new Set(topics)].filter((topic) => !source.follows(topic));
-    const entries: Array<readonly [string, Map<number, bigint>]> = [];
+    const entries: Array<readonly [string, FollowStart]> = [];
     for (let i = 0; i < fresh.length; i += FOLLOW_PARALLEL) {
       const slice = fresh.slice(i, i + FOLLOW_PARALLEL);
-      entries.push(...(await Promise.all(slice.map((topic) => this.serialised(topic, () => this.floorsOf(topic))))));
+      entries.push(...(await Promise.all(slice.map((topic) => this.serialised(topic, () => this.startOf(topic))))));
     }
     await source.followMany(entries);
   }
@@ -91,7 +91,7 @@ export class KafkaPops {
   private async popNow(topic: string, max: number, accept: PopOptions['accept'], retentionMs: number | undefined): Promise<ConsumedRecord[]> {
     let cursor = await this.cursorOf(topic);
     const source = await this.options.tail();
-    if (!source.follows(topic)) await source.follow(...(await this.floorsOf(topic)));
+    if (!source.follows(topic)) await source.follow(...(await this.startOf(topic)));
     for (let attempt = 0; attempt < POP_ATTEMPTS; attempt++) {
       const expiredBefore = retentionMs === undefined ? undefined : Date.now() - retentionMs;
       const selection = select(source, topic, cursor, max, expiredBefore);
@@ -121,12 +121,16 @@ export class KafkaPops {
     throw new BrokerUnavailableError(`Pop from ${topic} gave up: other processes kept claiming first`);
   }
 
-  /** Where a topic's tail starts: per partition, the pop cursor's floor (what is popped below it). */
-  private async floorsOf(topic: string): Promise<readonly [string, Map<number, bigint>]> {
+  /** Where a topic's tail starts: per partition, the pop cursor's floor (what is popped below it) and the topic's end now. */
+  private async startOf(topic: string): Promise<readonly [string, FollowStart]> {
     const cursor = await this.cursorOf(topic);
     const floors = new Map<number, bigint>();
-    for (const { partition } of await this.options.withAdmin((admin) => admin.fetchTopicOffsets(topic))) floors.set(partition, cursor.floor(partition));
-    return [topic, floors];
+    const highs = new Map<number, bigint>();
+    for (const { partition, high } of await this.options.withAdmin((admin) => admin.fetchTopicOffsets(topic))) {
+      floors.set(partition, cursor.floor(partition));
+      highs.set(partition, BigInt(high));
+    }
+    return [topic, { floors, highs }];
   }
 
   private async cursorOf(topic: string, fresh = false): Promise<PopCursor> {
