@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { expectKafkajsSource } from './kafkajs-source.ts';
 
 /**
  * Incremental fetch sessions (Kafka's KIP-227) for the kafkajs consumers of chosen clients.
@@ -145,16 +146,10 @@ const apply = (): void => {
   const v11 = require('kafkajs/src/protocol/requests/fetch/v11/request.js') as unknown;
   const original = Broker.prototype.fetch;
   const sendRequest = Object.getOwnPropertySymbols(Broker.prototype).find((symbol) => symbol.description === 'private:Broker:sendRequest');
-  if (
-    typeof original !== 'function' ||
-    !EXPECTED_FETCH.every((hint) => original.toString().includes(hint)) ||
-    typeof v11 !== 'function' ||
-    !EXPECTED_V11.every((hint) => v11.toString().includes(hint)) ||
-    sendRequest === undefined ||
-    requests.Fetch === undefined
-  ) {
-    throw new Error('kafkajs Broker.fetch is not the one infra/broker/kafka/fetch-sessions.ts extends: check that module against this kafkajs version');
-  }
+  expectKafkajsSource('Broker.fetch', original, EXPECTED_FETCH, 'fetch-sessions.ts');
+  expectKafkajsSource('Fetch v11 request', v11, EXPECTED_V11, 'fetch-sessions.ts');
+  if (sendRequest === undefined || requests.Fetch === undefined)
+    throw new Error('kafkajs Broker has no private sendRequest or no Fetch request: check infra/broker/kafka/fetch-sessions.ts against this kafkajs version');
   applied = true;
   const send = (broker: Broker, request: BuiltRequest): Promise<FetchResponse> =>
     (broker as unknown as Record<symbol, (request: BuiltRequest) => Promise<FetchResponse>>)[sendRequest]!.call(broker, request);

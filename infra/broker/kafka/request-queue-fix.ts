@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { expectKafkajsSource } from './kafkajs-source.ts';
 
 /**
  * Two corrections to kafkajs 2.2.4's request queue (its last release; one per connection), both
@@ -71,12 +72,7 @@ export const fixKafkajsIdleWakeUps = (): void => {
     scheduleRequestTimeoutCheck: prototype.scheduleRequestTimeoutCheck,
     destroy: prototype.destroy,
   };
-  for (const [name, hints] of Object.entries(EXPECTED) as Array<[keyof typeof EXPECTED, string[]]>) {
-    const original: unknown = originals[name];
-    if (typeof original !== 'function' || !hints.every((hint) => original.toString().includes(hint))) {
-      throw new Error(`kafkajs RequestQueue.${name} is not the one infra/broker/kafka/request-queue-fix.ts corrects: check that fix against this kafkajs version`);
-    }
-  }
+  for (const [name, hints] of Object.entries(EXPECTED) as Array<[keyof typeof EXPECTED, string[]]>) expectKafkajsSource(`RequestQueue.${name}`, originals[name], hints, 'request-queue-fix.ts');
   prototype.scheduleCheckPendingRequests = function scheduleCheckPendingRequests(this: RequestQueue) {
     if (this.pending.length === 0) return;
     originals.scheduleCheckPendingRequests.call(this);

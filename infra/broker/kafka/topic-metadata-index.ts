@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { expectKafkajsSource } from './kafkajs-source.ts';
 
 /**
  * Topic metadata looked up by name through an index, in kafkajs 2.2.4 (its last release).
@@ -60,19 +61,14 @@ const indexOf = (topics: TopicMetadata[]): Map<string, TopicMetadata> => {
 
 let applied = false;
 
-const check = (what: string, method: unknown, hints: string[]): void => {
-  if (typeof method !== 'function' || !hints.every((hint) => method.toString().includes(hint)))
-    throw new Error(`kafkajs ${what} is not the one infra/broker/kafka/topic-metadata-index.ts replaces: check that module against this kafkajs version`);
-};
-
 export const indexKafkajsTopicMetadata = (): void => {
   if (applied) return;
   const require = createRequire(import.meta.url);
   const Cluster = require('kafkajs/src/cluster/index.js') as { prototype: Cluster };
   const BrokerPool = require('kafkajs/src/cluster/brokerPool.js') as { prototype: BrokerPool };
   const { KafkaJSTopicMetadataNotLoaded } = require('kafkajs/src/errors.js') as { KafkaJSTopicMetadataNotLoaded: new (message: string, details: object) => Error };
-  check('Cluster.findTopicPartitionMetadata', Cluster.prototype.findTopicPartitionMetadata, EXPECTED.findTopicPartitionMetadata);
-  check('BrokerPool.refreshMetadataIfNecessary', BrokerPool.prototype.refreshMetadataIfNecessary, EXPECTED.refreshMetadataIfNecessary);
+  expectKafkajsSource('Cluster.findTopicPartitionMetadata', Cluster.prototype.findTopicPartitionMetadata, EXPECTED.findTopicPartitionMetadata, 'topic-metadata-index.ts');
+  expectKafkajsSource('BrokerPool.refreshMetadataIfNecessary', BrokerPool.prototype.refreshMetadataIfNecessary, EXPECTED.refreshMetadataIfNecessary, 'topic-metadata-index.ts');
   applied = true;
 
   Cluster.prototype.findTopicPartitionMetadata = function findTopicPartitionMetadata(this: Cluster, topic: string): unknown[] {
