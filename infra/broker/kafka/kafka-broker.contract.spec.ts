@@ -96,6 +96,35 @@ describe.skipIf(brokers === '')('Kafka adapter: what the contract leaves to it',
     }
   });
 
+  it('the reachability probe asks for one topic, not for every topic: on the wire its Metadata request names one, which the broker says it does not know (issue 49)', async () => {
+    // Topics enough that a request for every topic would be answered with several.
+    await broker.publish([0, 1].map(() => ({ topic: `inbound.${randomUUID().slice(0, 8)}`, key: 'k', value: '{}' })));
+    const asked: Array<{ named: number; answer: unknown }> = [];
+    const prototype = Broker.prototype as Record<symbol, (this: { connectionPool: { clientId: string } }, request: WireRequest) => Promise<WireResponse>>;
+    const original = prototype[sendRequest]!;
+    prototype[sendRequest] = async function (this: { connectionPool: { clientId: string } }, request: WireRequest) {
+      const probing = request.request.apiName === 'Metadata' && this.connectionPool.clientId === 'relay-probe';
+      const named = probing ? (await request.request.encode()).buffer.readInt32BE(0) : 0;
+      try {
+        const response = await original.call(this, request);
+        if (probing) asked.push({ named, answer: response });
+        return response;
+      } catch (error) {
+        // kafkajs throws on the broker's answer for a topic it does not know.
+        if (probing) asked.push({ named, answer: (error as { type?: unknown }).type });
+        throw error;
+      }
+    };
+    try {
+      await broker.ping();
+      expect(asked.length).toBeGreaterThan(0);
+      for (const request of asked) expect(request).toEqual({ named: 1, answer: 'UNKNOWN_TOPIC_OR_PARTITION' });
+      expect(broker.isReady()).toBe(true);
+    } finally {
+      prototype[sendRequest] = original;
+    }
+  });
+
   it('an idle inbox tail fetches with a session: on the wire each fetch names no partition and is answered with none; a record that comes is still handed out (fetch-sessions.ts)', async () => {
     const followed = Array.from({ length: 3 }, () => `inbound.${randomUUID().slice(0, 8)}`);
     await broker.publish(followed.map((topic) => ({ topic, key: 'k', value: '{}' })));

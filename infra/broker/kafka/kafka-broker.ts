@@ -67,6 +67,8 @@ const DEFAULT_MAX_REQUEST_BYTES = 512 * 1024;
  * 5,000, with few topics followed (3-4 s at 2,000, whatever the wait: the restart itself).
  */
 const DEFAULT_INBOX_TAIL_WAIT_MS = 1_000;
+/** The topic the reachability probe asks about (Relay never makes it; see `askForProbeTopic`). */
+export const PROBE_TOPIC = 'relay-reachability-probe';
 /** Kafka names `knownEmpty` keeps for the port names it was asked about (one per polled app). */
 const MAX_KNOWN_EMPTY_NAMES = 100_000;
 
@@ -174,6 +176,20 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
     kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner }),
   );
   let probeAdmin = lazyClient<Admin>(() => probeKafka.admin());
+  /**
+   * The probe asks for the metadata of one topic, which need not exist: the broker's answer that it
+   * does not (the admin client never has a topic created) is an answer. Not `describeCluster`: kafkajs
+   * sends its empty topic list as null, and the broker answers with every topic's metadata, once a
+   * second per thread (2,000 webhook apps' queues; issue 49).
+   */
+  const probeTopic = k(PROBE_TOPIC);
+  const askForProbeTopic = async (client: Admin): Promise<void> => {
+    try {
+      await client.fetchTopicMetadata({ topics: [probeTopic] });
+    } catch (error) {
+      if (!isUnknownTopic(error)) throw error;
+    }
+  };
   const topics = new KafkaTopics({ admin, policy: policyOfKafkaTopic, replicationFactor: options.replicationFactor, maxMessageBytes });
   const withAdmin = <T>(operation: (client: Admin) => Promise<T>) => topics.withAdmin(operation);
   /** An admin operation on one topic: a missing topic fails it at once (see onTopic). */
@@ -224,7 +240,7 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
 
   const probe = async (): Promise<void> => {
     try {
-      await (await probeAdmin.get()).describeCluster();
+      await askForProbeTopic(await probeAdmin.get());
       reachable = true;
     } catch (error) {
       reachable = false;
