@@ -14,7 +14,6 @@ import { KafkaTopics } from './kafka-topics.ts';
 import type { PopCursorStore } from './pop-cursor.ts';
 import { BATCH_OVERHEAD_BYTES, encodedBytes, produceRequests, type OutgoingMessage } from './produce-requests.ts';
 import { fixKafkajsIdleWakeUps } from './request-queue-fix.ts';
-import { useFetchSessions } from './fetch-sessions.ts';
 import { indexKafkajsTopicMetadata } from './topic-metadata-index.ts';
 
 export interface KafkaBrokerOptions {
@@ -59,12 +58,10 @@ export interface KafkaBrokerOptions {
 const DEFAULT_MAX_REQUEST_BYTES = 512 * 1024;
 /**
  * The inbox tail's fetch wait. A record that comes answers a waiting fetch at once, so this is not a
- * delivery latency; it is how often an idle tail asks again. Before its fetches kept a session
- * (fetch-sessions.ts), each named every partition the tail follows: 2,000 one-partition topics took
- * 36 % of a core at 100 ms, 6.9 % at 1,000 ms; with the session and topic-metadata-index.ts, 1.5 % at
- * 1,000 ms (scripts/bench/tail-idle.ts, issue 49). Following a new topic restarts the tail's consumer,
- * which waits for the fetch in flight: 125-531 ms at 1,000 ms against 83-251 ms at 100 ms, ~2.1 s at
- * 5,000, with few topics followed (3-4 s at 2,000, whatever the wait: the restart itself).
+ * delivery latency; it is how often an idle tail asks again, and the longest a topic followed anew
+ * waits for the fetch in flight before it joins the next one. Each fetch keeps a session
+ * (fetch-session.ts): an idle one names no partition, whatever the topics followed (issue 49,
+ * scripts/bench/tail-idle.ts).
  */
 const DEFAULT_INBOX_TAIL_WAIT_MS = 1_000;
 /** The topic the reachability probe asks about (Relay never makes it; see `askForProbeTopic`). */
@@ -125,12 +122,8 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
     retry: { initialRetryTime: 100, retries: 6, maxRetryTime: 2_000 },
   };
   const kafka = new Kafka({ ...clientOptions, clientId });
-  // The inbox tail's own client, whose fetches keep a session (fetch-sessions.ts): the tail follows
-  // every topic its process pops from, and without a session each fetch would name them all.
-  // Its id is this adapter's own: a client with sessions runs one consumer at a time.
-  const tailClientId = `${clientId}-tail-${randomUUID().slice(0, 8)}`;
-  const endFetchSessions = useFetchSessions(tailClientId);
-  const tailKafka = new Kafka({ ...clientOptions, clientId: tailClientId });
+  // The inbox tail's own client: its fetches go on connections of their own (kafkajs-wire.ts).
+  const tailKafka = new Kafka({ ...clientOptions, clientId: `${clientId}-tail-${randomUUID().slice(0, 8)}` });
   // A client that fails at once, for the reachability probe: kafkajs otherwise retries for seconds.
   const probeKafka = new Kafka({
     clientId: `${clientId}-probe`,
@@ -202,7 +195,6 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
     (tail ??= Promise.resolve(
       (tailMade = new InboxTail({
         kafka: tailKafka,
-        groupId: k(`relay-inbox-${randomUUID()}`),
         maxBuffered: options.maxBuffered ?? 10_000,
         maxWaitMs: options.inboxTailWaitMs ?? DEFAULT_INBOX_TAIL_WAIT_MS,
         portTopic,
@@ -395,7 +387,6 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
       clearInterval(prober);
       await Promise.all([...consumers].map((consumer) => consumer.stop()));
       await tail?.then((t) => t.stop()).catch(() => undefined);
-      endFetchSessions();
       await Promise.all([producer.close(), admin.close(), probeAdmin.close()]);
     },
   };

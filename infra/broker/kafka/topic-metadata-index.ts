@@ -8,9 +8,10 @@ import { expectKafkajsSource } from './kafkajs-source.ts';
  * `Array.find`. Its consumer does that for every subscribed topic on every fetch (twice: the check
  * for a stale assignment and the choice of each partition's node), and the check whether metadata
  * must be refreshed does it for every subscribed topic too: a consumer of N topics spends N²/2
- * string comparisons three times per fetch. The inbox tail follows one topic per app it pops from;
- * at 2,000 topics those lookups were most of its idle CPU once its fetches kept a session
- * (fetch-sessions.ts), ~5 % of a core at one fetch a second.
+ * string comparisons three times per fetch. The inbox tail, when it was a kafkajs consumer (to
+ * session 36), followed one topic per app it pops from: at 2,000 topics those lookups were most of
+ * its idle CPU once its fetches kept a session, ~5 % of a core at one fetch a second. Relay's group
+ * consumers (`consume`) still go through them.
  *
  * Here `Cluster.findTopicPartitionMetadata` and `BrokerPool.refreshMetadataIfNecessary` look topics
  * up in a map built once per metadata answer (kafkajs replaces the array on every refresh and never
