@@ -43,8 +43,9 @@ export interface FollowStart {
 const CATCH_UP_TIMEOUT_MS = 10_000;
 /** What a topic without buffered partitions answers (not a new map for each look). */
 const NO_PARTITIONS: ReadonlyMap<number, PartitionBuffer> = new Map();
-/** How long a partition the broker refused, or whose leader was not found, waits before it is looked up again. */
+/** How long a partition the broker refused, or whose leader was not found, waits before it is looked up again (doubling while lookups fail). */
 const LOOK_UP_AGAIN_MS = 250;
+const LOOK_UP_AGAIN_MAX_MS = 2_000;
 const OFFSET_OUT_OF_RANGE = 1;
 
 /**
@@ -70,6 +71,8 @@ export class InboxTail {
   private readonly toLocate = new Set<string>();
   private locating: Promise<void> | undefined;
   private locateTimer: NodeJS.Timeout | undefined;
+  /** Lookups failed in a row (the next one waits longer; the first failure is logged, and the recovery). */
+  private lookupFailures = 0;
   private stopped = false;
 
   constructor(private readonly options: InboxTailOptions) {
@@ -193,7 +196,7 @@ export class InboxTail {
     this.locateTimer = setTimeout(() => {
       this.locateTimer = undefined;
       void this.locate([]);
-    }, LOOK_UP_AGAIN_MS);
+    }, Math.min(LOOK_UP_AGAIN_MS * 2 ** this.lookupFailures, LOOK_UP_AGAIN_MAX_MS));
   }
 
   /** One Metadata request for the topics; each partition goes to its leader's fetch loop. */
@@ -211,9 +214,12 @@ export class InboxTail {
         leaders = left.length > 0 ? await this.cluster.leadersOf(left) : [];
       }
     } catch (error) {
-      this.options.log.warn({ err: error, topics: topics.length }, 'kafka inbox tail could not look up leaders; trying again');
+      if (this.lookupFailures === 0) this.options.log.warn({ err: error, topics: topics.length }, 'kafka inbox tail could not look up leaders; trying again');
+      this.lookupFailures = Math.min(this.lookupFailures + 1, 10);
       return this.locateLater(topics);
     }
+    if (this.lookupFailures > 0) this.options.log.info({ topics: topics.length }, 'kafka inbox tail looked up leaders again');
+    this.lookupFailures = 0;
     const leaderless: string[] = [];
     for (const { topic, partitions } of leaders) {
       if (!this.wanted.has(topic)) continue;
