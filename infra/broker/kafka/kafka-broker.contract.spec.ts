@@ -125,6 +125,33 @@ describe.skipIf(brokers === '')('Kafka adapter: what the contract leaves to it',
     }
   });
 
+  it('the probe rests while nobody asks whether the broker is reachable, and asks Kafka again at once when someone does', async () => {
+    const clientId = `resting-${randomUUID().slice(0, 8)}`;
+    const resting = createKafkaBroker({ brokers: brokers.split(','), cursors: createEventStorePopCursors(store), clientId, probeIntervalMs: 50, probeWhileAskedMs: 300 });
+    const probes: number[] = [];
+    const prototype = Broker.prototype as Record<symbol, (this: { connectionPool: { clientId: string } }, request: WireRequest) => Promise<WireResponse>>;
+    const original = prototype[sendRequest]!;
+    prototype[sendRequest] = async function (this: { connectionPool: { clientId: string } }, request: WireRequest) {
+      if (request.request.apiName === 'Metadata' && this.connectionPool.clientId === `${clientId}-probe`) probes.push(Date.now());
+      return original.call(this, request);
+    };
+    try {
+      await vi.waitFor(() => expect(resting.isReady()).toBe(true), { timeout: 10_000, interval: 20 });
+      // Asked just now: probed every 50 ms for 300 ms, then at rest.
+      await vi.waitFor(() => expect(probes.length).toBeGreaterThanOrEqual(3), { timeout: 5_000, interval: 20 });
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      const before = probes.length;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(probes.length).toBe(before);
+      // Asked again: the last answer, and a probe at once.
+      expect(resting.isReady()).toBe(true);
+      await vi.waitFor(() => expect(probes.length).toBeGreaterThan(before), { timeout: 1_000, interval: 10 });
+    } finally {
+      prototype[sendRequest] = original;
+      await resting.close();
+    }
+  });
+
   it('an idle inbox tail fetches with a session: on the wire each fetch names no partition and is answered with none; a record that comes is still handed out (fetch-session.ts)', async () => {
     const followed = Array.from({ length: 3 }, () => `inbound.${randomUUID().slice(0, 8)}`);
     await broker.publish(followed.map((topic) => ({ topic, key: 'k', value: '{}' })));

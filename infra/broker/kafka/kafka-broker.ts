@@ -46,6 +46,8 @@ export interface KafkaBrokerOptions {
   readonly maxRequestBytes?: number;
   /** How often the broker's reachability is probed, for `isReady()`. Default 1000 ms. */
   readonly probeIntervalMs?: number;
+  /** Probing rests once reachability was not asked for (`isReady`, a pop, a follow) this long. Default 10 s. */
+  readonly probeWhileAskedMs?: number;
   /** Records buffered per inbound partition for pops. Default 10,000. */
   readonly maxBuffered?: number;
   /** How long the broker holds the inbox tail's fetch when none of its topics has a new record. Default 1,000 ms. */
@@ -244,7 +246,23 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
     }
   };
   void probe().catch(() => undefined); // at once: isReady() turns true as soon as the broker answers
-  const prober = setInterval(() => void probe().catch(() => undefined), options.probeIntervalMs ?? 1_000);
+  /**
+   * Probing goes on while reachability is asked for, and rests otherwise: a thread that sends
+   * nothing (role `all`'s pipeline thread, an idle API) need not ask Kafka every second (issue 49:
+   * two probes a second were a tenth of an idle Relay's requests). The first ask after a rest
+   * gets the last answer and probes at once.
+   */
+  const probeWhileAskedMs = options.probeWhileAskedMs ?? 10_000;
+  let askedAt = Date.now();
+  const askReachable = (): boolean | undefined => {
+    const now = Date.now();
+    if (now - askedAt > probeWhileAskedMs) void probe().catch(() => undefined);
+    askedAt = now;
+    return reachable;
+  };
+  const prober = setInterval(() => {
+    if (Date.now() - askedAt <= probeWhileAskedMs) void probe().catch(() => undefined);
+  }, options.probeIntervalMs ?? 1_000);
   prober.unref();
 
   /** Sends the records in produce requests of at most `maxRequestBytes`, one after the other. */
@@ -309,7 +327,7 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
 
     pop: (portName, max, popOptions) =>
       guarded('pop', async () => {
-        if (reachable === false) throw new BrokerUnavailableError('The Kafka broker is not reachable');
+        if (askReachable() === false) throw new BrokerUnavailableError('The Kafka broker is not reachable');
         if (!Number.isSafeInteger(max) || max < 0) throw new RangeError(`max must be an integer >= 0, got ${max}`);
         const topic = k(portName);
         let popped: Awaited<ReturnType<Broker['pop']>> = [];
@@ -325,7 +343,7 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
     // restart costs seconds at 2,000 followed topics; session 36).
     follow: (portTopics) =>
       guarded('follow', async () => {
-        if (reachable === false) throw new BrokerUnavailableError('The Kafka broker is not reachable');
+        if (askReachable() === false) throw new BrokerUnavailableError('The Kafka broker is not reachable');
         const present: string[] = [];
         for (const topic of new Set(portTopics.map(k))) if (await topics.exists(topic)) present.push(topic);
         if (present.length > 0) await pops.follow(present);
@@ -379,7 +397,7 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
 
     ping: () => guarded('ping', probe),
 
-    isReady: () => !closed && reachable === true,
+    isReady: () => !closed && askReachable() === true,
 
     async close() {
       if (closed) return;
