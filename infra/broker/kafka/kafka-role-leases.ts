@@ -48,8 +48,10 @@ export const startKafkaRoleLeases = async (
     sessionTimeout: timeouts.sessionTimeoutMs,
     rebalanceTimeout: timeouts.rebalanceTimeoutMs,
     heartbeatInterval: timeouts.heartbeatIntervalMs,
-    // The topic holds nothing: each fetch waits this long, then the member heartbeats.
-    maxWaitTimeInMs: Math.max(100, Math.floor(timeouts.heartbeatIntervalMs / 2)),
+    // The topic holds nothing: each fetch waits this long, then the member heartbeats (kafkajs
+    // heartbeats between fetches, once `heartbeatIntervalMs` passed since the last answer: so about
+    // one heartbeat per fetch). Half the interval until session 37: twice the fetches at rest.
+    maxWaitTimeInMs: Math.max(100, timeouts.heartbeatIntervalMs),
     allowAutoTopicCreation: false,
     retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 2_000, restartOnFailure: async () => stopping === undefined },
   });
