@@ -78,13 +78,15 @@ export class FetchSession<P extends SessionPartition> {
     const forgotten: P[] = [];
     const replaced: P[] = [];
     for (const p of members) if (!p.paused && (full || this.held.get(p) !== p.next)) sent.push([p, p.next]);
-    if (!full) for (const p of this.held.keys()) if (p.paused || !members.has(p)) forgotten.push(p);
-    if (forgotten.length > 0 && sent.length > 0) {
+    if (!full) {
       // A partition named again under a new object (its topic deleted and made anew) is not
       // forgotten too: the broker applies the forgotten after the named, and would drop it.
-      const named = new Set(sent.map(([p]) => keyOf(p)));
-      for (const p of forgotten) if (named.has(keyOf(p))) replaced.push(p);
-      if (replaced.length > 0) forgotten.splice(0, forgotten.length, ...forgotten.filter((p) => !replaced.includes(p)));
+      let named: Set<string> | undefined;
+      for (const p of this.held.keys()) {
+        if (!p.paused && members.has(p)) continue;
+        named ??= new Set(sent.map(([q]) => keyOf(q)));
+        (named.has(keyOf(p)) ? replaced : forgotten).push(p);
+      }
     }
     return {
       sessionId: sessionless ? 0 : this.id,

@@ -157,6 +157,7 @@ export class InboxTail {
     await this.cluster.disconnect().catch(() => undefined);
     await stopping;
     await this.locating?.catch(() => undefined);
+    // A lookup under way at the first disconnect may have connected again.
     await this.cluster.disconnect().catch(() => undefined);
   }
 
