@@ -100,7 +100,7 @@ export default defineConfig({
         // The public API's end-to-end suites again, on a real Kafka (started once for the run).
         test: {
           name: 'e2e-kafka',
-          include: ['test/e2e/public-api.e2e.spec.ts', 'test/e2e/delivery.e2e.spec.ts', 'test/e2e/privacy.e2e.spec.ts', 'test/e2e/kafka/*.e2e.spec.ts'],
+          include: ['test/e2e/public-api.e2e.spec.ts', 'test/e2e/delivery.e2e.spec.ts', 'test/e2e/privacy.e2e.spec.ts', 'test/e2e/webhooks.e2e.spec.ts', 'test/e2e/kafka/*.e2e.spec.ts'],
           env: { RELAY_E2E_BROKER: 'kafka' },
           globalSetup: ['test/support/postgres-global-setup.ts', 'test/support/kafka-global-setup.ts'],
           testTimeout: 90_000,

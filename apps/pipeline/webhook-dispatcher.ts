@@ -11,7 +11,7 @@ import type { LookupFunction } from 'node:net';
 import type { AppView, AppsProjection } from '../../projections/apps/apps-projection.ts';
 import { openInboundRecords, type OpenedInbound } from '../api/polled-messages.ts';
 import { handleCommand } from '../commands/handle-command.ts';
-import { topics } from '../services/topology.ts';
+import { inboundAppOf, topics } from '../services/topology.ts';
 import type { RelayMetrics } from '../services/metrics.ts';
 
 export interface WebhookSettings {
@@ -21,8 +21,15 @@ export interface WebhookSettings {
   /** The pause after the first failed attempt; it doubles up to `maxDelayMs`. */
   readonly baseDelayMs: number;
   readonly maxDelayMs: number;
-  /** How often every webhook app's queue is looked at without being woken (messages from before a start, from other processes). */
+  /**
+   * The dispatcher's tick: retries whose backoff ended, queues the broker could not vouch were
+   * empty. On a broker that tells arrivals (Kafka) every webhook app's queue is looked at when the
+   * apps change and every `sweepMs`; on one that does not (the embedded broker), at every
+   * tick (messages from before a start, from other processes).
+   */
   readonly idlePollMs: number;
+  /** On a broker that tells arrivals: how often a round looks at every webhook app anyway (default 60 s). */
+  readonly sweepMs?: number;
   readonly allowLocal: boolean;
 }
 
@@ -43,6 +50,13 @@ export interface WebhookDispatcher {
   wake(appId: string): void;
   stop(): Promise<void>;
 }
+
+/**
+ * On a broker that tells arrivals, a round looks at every webhook app this often anyway: a queue
+ * another process made and published to while this one held no follow of it (a role's handover)
+ * tells no arrival here.
+ */
+const SWEEP_MS = 60_000;
 
 /** At most this many apps' webhooks are called at once. */
 const PARALLEL_APPS = 8;
@@ -102,7 +116,16 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
     return own?.failedAt !== undefined && app.webhookRetryRequestedAt !== undefined && Date.parse(app.webhookRetryRequestedAt) > own.failedAt;
   };
   const running = new Map<string, Promise<void>>();
+  /** Apps a record was published to, or arrived for: looked at first, in the next round. */
   const woken = new Set<string>();
+  /** Apps found due that waited for a slot: looked at in the next round, woken or not. */
+  const waiting = new Set<string>();
+  /** Apps whose last attempt failed (their backoff, or the owner's retry, ends it): looked at every tick. */
+  const retrying = new Set<string>();
+  /** Apps drained to a queue the broker could not vouch was empty: looked at in the next tick (Kafka's arrivals cannot tell of them). */
+  const lookAgain = new Set<string>();
+  /** The broker tells records that reach this process (Kafka): no round over every app each tick. */
+  const arrivals = deps.broker.watchArrivals !== undefined;
   let stopped = false;
 
   const serves = (app: AppView | undefined): app is AppView => app !== undefined && app.settings.deliveryType === 'webhook' && app.settings.status === 'active' && Boolean(app.settings.webhookUrl);
@@ -116,14 +139,17 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
     if (served.revision !== deps.apps.revision) served = { revision: deps.apps.revision, apps: deps.apps.webhookApps().filter(serves).map((app) => [app, topics.inbound(app.id)] as const) };
     return served.apps;
   };
-  const wokenApps = (): AppView[] => {
-    const apps: AppView[] = [];
-    for (const appId of woken) {
-      const app = deps.apps.app(appId);
-      if (serves(app)) apps.push(app);
-      else woken.delete(appId); // deleted, paused or no longer a webhook app since
-    }
-    return apps;
+  /** The apps of these sets it still serves (one that is deleted, paused or no longer a webhook app since leaves them). */
+  const appsIn = (sets: ReadonlyArray<Set<string>>): AppView[] => {
+    const apps = new Map<string, AppView>();
+    for (const set of sets)
+      for (const appId of set) {
+        if (apps.has(appId)) continue;
+        const app = deps.apps.app(appId);
+        if (serves(app)) apps.set(appId, app);
+        else set.delete(appId);
+      }
+    return [...apps.values()];
   };
 
   const secretsOf = (app: AppView, now: Date): WebhookSecrets => ({
@@ -181,6 +207,14 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
     log.warn({ appId: app.id, messageId: gone?.messageId, attempts, reason: last.reason }, 'webhook delivery abandoned');
   };
 
+  /** The message that failed left the queue (delivered, given up on, or gone otherwise): no retry is pending. */
+  const settled = (appId: string, own: { attempts: number; lastOutcome?: unknown; failedAt?: number }) => {
+    own.attempts = 0;
+    delete own.lastOutcome;
+    delete own.failedAt;
+    retrying.delete(appId);
+  };
+
   /**
    * Delivers the app's queue until it is empty, the receiver fails, or the dispatcher stops.
    * Resolves whether it tried anything (an empty queue is no work).
@@ -196,8 +230,7 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
     while (!stopped && Date.now() >= own.notBefore) {
       if (own.lastOutcome && own.attempts >= settings.maxAttempts) {
         await abandon(app, own.lastOutcome, own.attempts);
-        own.attempts = 0;
-        delete own.lastOutcome;
+        settled(app.id, own);
         continue;
       }
       let delivered: OpenedInbound | undefined;
@@ -216,6 +249,7 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
         worked = true;
         own.attempts++;
         own.lastOutcome = error.outcome;
+        retrying.add(app.id);
         own.failedAt = Date.now();
         own.notBefore = own.attempts >= settings.maxAttempts ? 0 : Date.now() + Math.min(settings.maxDelayMs, settings.baseDelayMs * 2 ** (own.attempts - 1));
         log.info({ appId: app.id, attempts: own.attempts, reason: error.outcome.reason }, 'webhook did not take a message; trying again');
@@ -226,15 +260,11 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
         // The message that failed left the queue otherwise (its retention passed, the queue was
         // emptied): nothing is left to retry. Kept failing, the app was drained at every round for
         // ever (session 31: most of an idle pipeline's garbage at 2,000 webhook apps).
-        own.attempts = 0;
-        delete own.lastOutcome;
-        delete own.failedAt;
+        settled(app.id, own);
         return worked;
       }
       worked = true;
-      own.attempts = 0;
-      delete own.lastOutcome;
-      delete own.failedAt;
+      settled(app.id, own);
       if (delivered?.keyId) await deps.store.keys.release([delivered.keyId]).catch((error: unknown) => log.warn({ err: error }, 'webhooks: data key not released'));
     }
     return worked;
@@ -282,29 +312,43 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
 
   /** Apps being served per user. */
   const runningPerUser = new Map<string, number>();
-  /** The last round left a due app waiting for a slot: the next free slot goes to it at once. */
-  let waitingForSlot = false;
+  /** The apps model's revision at the last round over every app (a change asks for one on a broker that tells arrivals). */
+  let fullRevision = -1;
+  let fullAt = 0;
+  const sweepMs = settings.sweepMs ?? SWEEP_MS;
   /**
-   * A round over every webhook app (`full`: the timer's, and when a slot frees while a due app
-   * waits for one) or over the woken ones only (a record published to them). Session 30: every
-   * published record of any app started a round over every webhook app; 2,000 webhook apps and a
-   * backlog being published took 40 % of the pipeline thread.
+   * A round over every webhook app (`full`) or over those known to want a look: `woken` (a record
+   * published to them or arrived for them, and those waiting for a slot), `tick` (those, plus the
+   * apps retrying and those whose queue the broker could not vouch was empty). On a broker that
+   * does not tell arrivals every tick is a full round. Session 30: every published record of any
+   * app started a round over every webhook app; 2,000 webhook apps and a backlog being published
+   * took 40 % of the pipeline thread. Issue 49: on Kafka the tick's full round over 2,000 webhook
+   * apps was ~0.7 % of a core at rest; the tail's arrivals now tell which queues to look at.
    */
-  const round = (full: boolean) => {
+  const round = (kind: 'full' | 'tick' | 'woken') => {
     if (stopped) return;
-    if (full) followNew();
     const now = Date.now();
+    const full = kind === 'full' || (kind === 'tick' && (!arrivals || deps.apps.revision !== fullRevision || now - fullAt >= sweepMs));
+    if (full) {
+      fullRevision = deps.apps.revision;
+      fullAt = now;
+      followNew();
+    }
     const due: AppView[] = [];
     if (full) {
       for (const [app, inbound] of webhookApps()) if (!following.has(inbound) && isDue(app, now, inbound)) due.push(app);
-    } else for (const app of wokenApps()) if (!following.has(topics.inbound(app.id)) && isDue(app, now)) due.push(app);
+    } else {
+      const looked = appsIn(kind === 'tick' ? [woken, waiting, retrying, lookAgain] : [woken, waiting]);
+      if (kind === 'tick') lookAgain.clear();
+      for (const app of looked) if (!following.has(topics.inbound(app.id)) && isDue(app, now)) due.push(app);
+    }
     // Woken apps first, then the apps of the users served least right now, PARALLEL_APPS at a time.
     const busy = (app: AppView) => runningPerUser.get(app.userId) ?? 0;
     if (due.length > 1) due.sort((a, b) => Number(woken.has(b.id)) - Number(woken.has(a.id)) || busy(a) - busy(b));
-    waitingForSlot = false;
+    waiting.clear();
     for (const app of due) {
       if (running.size >= PARALLEL_APPS || busy(app) >= PARALLEL_APPS_PER_USER) {
-        waitingForSlot = true;
+        waiting.add(app.id);
         continue;
       }
       woken.delete(app.id);
@@ -319,46 +363,57 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
           const left = busy(app) - 1;
           if (left > 0) runningPerUser.set(app.userId, left);
           else runningPerUser.delete(app.userId);
+          const vouched = deps.broker.knownEmpty?.(topics.inbound(app.id)) === true;
+          // No arrival will tell of a record this look could not see: the next tick looks again.
+          if (arrivals && !vouched && !retrying.has(app.id)) lookAgain.add(app.id);
           // A slot is free: an app waiting for one need not wait for the next tick, if this one
           // did work or its queue is now known to be empty (so the next round passes it by). A slot
           // that found an empty queue the broker cannot vouch for waits for the tick: looking again
           // at once would spin. (Session 31: after a start, 2,000 webhook apps whose queues were
           // not yet known to be empty were looked at 8 a tick, four minutes of full rounds.)
-          if (waitingForSlot && (worked || deps.broker.knownEmpty?.(topics.inbound(app.id)) === true)) schedule('full');
-          else if (woken.has(app.id)) schedule('woken');
+          if ((waiting.size > 0 && (worked || vouched)) || woken.has(app.id)) schedule('woken');
         });
       running.set(app.id, run);
     }
   };
 
-  /** The round asked for next (a full one covers the woken apps too), run once in the next turn however often it is asked. */
-  let pending: 'full' | 'woken' | undefined;
-  const schedule = (kind: 'full' | 'woken') => {
-    if (pending === 'full' || pending === kind) return;
+  /** The round asked for next (a full one covers the others), run once in the next turn however often it is asked. */
+  const RANK = { woken: 0, tick: 1, full: 2 } as const;
+  let pending: 'full' | 'tick' | 'woken' | undefined;
+  const schedule = (kind: 'full' | 'tick' | 'woken') => {
+    if (pending !== undefined && RANK[pending] >= RANK[kind]) return;
     const first = pending === undefined;
     pending = kind;
     if (first)
       setImmediate(() => {
-        const full = pending === 'full';
+        const asked = pending!;
         pending = undefined;
-        round(full);
+        round(asked);
       });
   };
 
-  const timer = setInterval(() => round(true), settings.idlePollMs);
+  const timer = setInterval(() => round('tick'), settings.idlePollMs);
   timer.unref();
   schedule('full');
+  const unwatch = deps.broker.watchArrivals?.((topic) => {
+    const appId = inboundAppOf(topic);
+    if (appId !== undefined) wake(appId);
+  });
+
+  /** A record may have been queued for this app: it is looked at in the next round. */
+  const wake = (appId: string) => {
+    // Records of apps it does not serve (delivered by poll, paused) are not its own; a webhook app the read model does not know yet is found by the next full round.
+    if (!serves(deps.apps.app(appId))) return;
+    woken.add(appId);
+    schedule('woken');
+  };
 
   return {
-    wake: (appId) => {
-      // Records of apps it does not serve (delivered by poll, paused) are not its own; a webhook app the read model does not know yet is found by the next full round.
-      if (!serves(deps.apps.app(appId))) return;
-      woken.add(appId);
-      schedule('woken');
-    },
+    wake,
     stop: async () => {
       stopped = true;
       clearInterval(timer);
+      unwatch?.();
       await Promise.all(running.values());
     },
   };

@@ -43,6 +43,7 @@ const memoryBroker = () => {
   const queues = new Map<string, ConsumedRecord[]>();
   const knownEmpty = new Set<string>();
   const pops = new Map<string, { all: number; empty: number }>();
+  const looks = new Map<string, number>();
   let offset = 0n;
   return {
     add(topic: string, value: unknown) {
@@ -66,8 +67,44 @@ const memoryBroker = () => {
       list.splice(0, taken.length);
       return taken;
     },
-    knownEmpty: (topic: string) => knownEmpty.has(topic),
+    knownEmpty: (topic: string) => {
+      looks.set(topic, (looks.get(topic) ?? 0) + 1);
+      return knownEmpty.has(topic);
+    },
+    /** How often `knownEmpty` was asked about the topic. */
+    looks: (topic: string) => looks.get(topic) ?? 0,
   };
+};
+
+/** The memory broker, telling arrivals as Kafka's does (Broker.watchArrivals): `arrive` adds a record as another process would and tells it. */
+const arrivingBroker = () => {
+  const broker = memoryBroker();
+  const listeners = new Set<(topic: string) => void>();
+  return Object.assign(broker, {
+    watchArrivals: (listener: (topic: string) => void) => (listeners.add(listener), () => void listeners.delete(listener)),
+    arrive(topic: string, value: unknown) {
+      broker.add(topic, value);
+      for (const listener of listeners) listener(topic);
+    },
+  });
+};
+
+/** A receiver that answers 500 to the first `failures` requests and 204 after, keeping the message ids it took. */
+const receiverFailing = async (failures: number) => {
+  let requests = 0;
+  const taken: string[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      if (++requests <= failures) return void res.writeHead(500).end('no');
+      taken.push((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { messageId: string }).messageId);
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, requests: () => requests, taken: () => [...taken] };
 };
 
 const openStore = (): EventStore => {
@@ -192,6 +229,51 @@ describe('the webhook dispatcher', () => {
       followed();
       await vi.waitFor(() => expect(broker.pops(topics.inbound('late')).all).toBeGreaterThan(0), { timeout: 5000, interval: 5 });
       expect(follows).toHaveLength(2);
+    } finally {
+      await dispatcher.stop();
+    }
+  });
+
+  it('given a broker that tells arrivals and 40 webhook apps whose queues it knows to be empty, when ticks go by, then no tick looks at their queues, and a record that arrives from elsewhere is delivered at once', async () => {
+    const store = openStore();
+    const broker = arrivingBroker();
+    const receiver = await receiverFailing(0);
+    const ids = Array.from({ length: 40 }, (_, i) => `a${i}`);
+    const apps = webhookApps(ids, receiver.url);
+    const dispatcher = startWebhookDispatcher({ store, broker: broker as never, sealer, secrets, apps, settings: { ...settings, sweepMs: 60_000 }, log: pino({ level: 'silent' }) });
+    try {
+      // The first round pops every queue once (it knew none to be empty).
+      await vi.waitFor(() => expect(ids.filter((id) => broker.pops(topics.inbound(id)).empty === 0)).toEqual([]), { timeout: 5000, interval: 5 });
+      await vi.waitFor(() => expect(ids.filter((id) => broker.knownEmpty(topics.inbound(id)) === false)).toEqual([]), { timeout: 5000, interval: 5 });
+      const looks = () => ids.reduce((sum, id) => sum + broker.looks(topics.inbound(id)), 0);
+      const before = looks();
+      // About 20 ticks of 10 ms.
+      const started = Date.now();
+      while (Date.now() - started < 200) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(looks() - before, 'knownEmpty asked of the idle apps over ~20 ticks').toBe(0);
+      broker.arrive(topics.inbound('a7'), await receive(store, 'a7', 'm-elsewhere', 'from another process'));
+      await vi.waitFor(() => expect(receiver.taken()).toEqual(['m-elsewhere']), { timeout: 5000, interval: 5 });
+      expect(ids.filter((id) => broker.pops(topics.inbound(id)).all > 1)).toEqual(['a7']);
+    } finally {
+      await dispatcher.stop();
+    }
+  });
+
+  it('given a broker that tells arrivals, when a webhook fails twice, then the ticks try it again after its backoff until it is taken, and an app turned to webhook later is looked at', async () => {
+    const store = openStore();
+    const broker = arrivingBroker();
+    const receiver = await receiverFailing(2);
+    const apps = webhookApps(['a1'], receiver.url);
+    const dispatcher = startWebhookDispatcher({ store, broker: broker as never, sealer, secrets, apps, settings: { ...settings, sweepMs: 60_000 }, log: pino({ level: 'silent' }) });
+    try {
+      await vi.waitFor(() => expect(broker.pops(topics.inbound('a1')).empty).toBe(1), { timeout: 5000, interval: 5 });
+      broker.arrive(topics.inbound('a1'), await receive(store, 'a1', 'm1', 'hello'));
+      await vi.waitFor(() => expect(receiver.taken()).toEqual(['m1']), { timeout: 5000, interval: 5 });
+      expect(receiver.requests()).toBe(3);
+      // An app whose queue holds a message (published before it was a webhook app's, say) is looked at once it becomes one.
+      broker.add(topics.inbound('late'), await receive(store, 'late', 'm2', 'queued before'));
+      apps.apply({ type: 'AppCreated', data: appCreated('late', receiver.url), streamName: 'app-late', globalPosition: 100n } as unknown as RecordedEvent);
+      await vi.waitFor(() => expect(receiver.taken()).toEqual(['m1', 'm2']), { timeout: 5000, interval: 5 });
     } finally {
       await dispatcher.stop();
     }

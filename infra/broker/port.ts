@@ -167,6 +167,14 @@ export interface Broker {
    */
   follow?(topics: readonly string[]): Promise<void>;
   /**
+   * Has `listener` told the topic of records that reached what this process reads ahead of pops
+   * (Kafka's inbox tail), whoever published them: a followed topic `knownEmpty` called empty may hold
+   * a record to pop from then (a record due later is told as it arrives, not as it falls due).
+   * Returns the way to stop listening. Optional: a broker without it
+   * gives no word (the embedded one; ask `knownEmpty` again, or pop).
+   */
+  watchArrivals?(listener: (topic: string) => void): () => void;
+  /**
    * Joins the group leasing the roles; resolves once joining began (holding a role may come later).
    * See RoleLeaseOptions.
    */

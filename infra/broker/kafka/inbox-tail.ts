@@ -29,6 +29,8 @@ export interface InboxTailOptions {
   maxWaitMs: number;
   /** The port's name of a Kafka topic, for the records handed out. */
   portTopic: (kafkaTopic: string) => string;
+  /** Told a topic's port name when records of it were fetched (Broker.watchArrivals). */
+  arrived?: (portTopic: string) => void;
   /** Which of the topics exist now (a topic deleted by any process is dropped from the tail). */
   existing: (topics: readonly string[]) => Promise<string[]>;
   log: Logger;
@@ -279,6 +281,7 @@ export class InboxTail {
 
   private insert(buffer: PartitionBuffer, records: readonly WireRecord[]): void {
     const port = this.options.portTopic(buffer.topic);
+    const before = buffer.records.length;
     for (const record of records) {
       const offset = BigInt(record.offset);
       if (offset < buffer.next) continue; // a batch that began before the position
@@ -286,5 +289,6 @@ export class InboxTail {
       buffer.next = offset + 1n;
     }
     if (!buffer.paused && buffer.records.length >= this.options.maxBuffered) buffer.paused = true;
+    if (buffer.records.length > before) this.options.arrived?.(port);
   }
 }

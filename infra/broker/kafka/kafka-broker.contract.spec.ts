@@ -220,6 +220,31 @@ describe.skipIf(brokers === '')('Kafka adapter: what the contract leaves to it',
     expect(many.map((topic) => broker.knownEmpty!(topic))).toEqual(many.map(() => true));
   });
 
+  it('watchArrivals tells the port name of a followed topic once the tail has records another process published to it (a pop then hands them out), and nothing once the listener stopped', async () => {
+    const topic = `inbound.${randomUUID().slice(0, 8)}`;
+    const other = createKafkaBroker({ brokers: brokers.split(','), cursors: createEventStorePopCursors(store), topicPolicy });
+    const told: string[] = [];
+    const unwatch = broker.watchArrivals!((arrived) => told.push(arrived));
+    try {
+      await other.publish([{ topic, key: 'k', value: '{"n":1}', id: 'one' }]);
+      await broker.follow!([topic]);
+      await vi.waitFor(() => expect(told).toEqual([topic]), { timeout: 10_000, interval: 5 });
+      expect((await broker.pop(topic, 10)).map((r) => r.id)).toEqual(['one']);
+      expect(broker.knownEmpty!(topic)).toBe(true);
+      await other.publish([{ topic, key: 'k', value: '{"n":2}', id: 'two' }]);
+      await vi.waitFor(() => expect(told).toEqual([topic, topic]), { timeout: 10_000, interval: 5 });
+      expect(broker.knownEmpty!(topic)).toBe(false);
+      expect((await broker.pop(topic, 10)).map((r) => r.id)).toEqual(['two']);
+      unwatch();
+      await other.publish([{ topic, key: 'k', value: '{"n":3}', id: 'three' }]);
+      await vi.waitFor(() => expect(broker.knownEmpty!(topic)).toBe(false), { timeout: 10_000, interval: 5 });
+      expect(told).toEqual([topic, topic]);
+    } finally {
+      unwatch();
+      await other.close();
+    }
+  });
+
   it('knownEmpty says empty only when a pop would find nothing: a topic that does not exist is; not before the topic is followed, not while a record is due, nor while a second copy waits to be skipped; a record due later does not count until it is due', async () => {
     const topic = `inbound.${randomUUID().slice(0, 8)}`;
     const record = (n: number, id: string, dueAt?: number) => ({ topic, key: 'k', value: JSON.stringify({ n }), id, ...(dueAt === undefined ? {} : { dueAt }) });

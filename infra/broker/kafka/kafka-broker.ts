@@ -193,6 +193,16 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
   let tail: Promise<InboxTail> | undefined;
   /** The tail once made (knownEmpty looks at it without waiting). */
   let tailMade: InboxTail | undefined;
+  /** Told the port topics of records the tail fetched (watchArrivals). */
+  const arrivalListeners = new Set<(topic: string) => void>();
+  const arrived = (topic: string) => {
+    for (const listener of arrivalListeners)
+      try {
+        listener(topic);
+      } catch (error) {
+        log.error({ err: error }, 'kafka: a listener to arrivals failed');
+      }
+  };
   const inboxTail = () =>
     (tail ??= Promise.resolve(
       (tailMade = new InboxTail({
@@ -200,6 +210,7 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
         maxBuffered: options.maxBuffered ?? 10_000,
         maxWaitMs: options.inboxTailWaitMs ?? DEFAULT_INBOX_TAIL_WAIT_MS,
         portTopic,
+        arrived,
         existing: async (wanted) => {
           const present = new Set(await withAdmin((client) => client.listTopics()));
           return wanted.filter((topic) => present.has(topic));
@@ -348,6 +359,13 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
         for (const topic of new Set(portTopics.map(k))) if (await topics.exists(topic)) present.push(topic);
         if (present.length > 0) await pops.follow(present);
       }),
+
+    // The webhook dispatcher is woken by the records the tail fetches (whoever published them)
+    // instead of looking at every webhook app's queue each second (issue 49).
+    watchArrivals: (listener) => {
+      arrivalListeners.add(listener);
+      return () => void arrivalListeners.delete(listener);
+    },
 
     // What an empty pop would find, without its turn of the event loop (an empty poll of a key of 25
     // apps made 25 of them: 6× the CPU of one app's, issue 49). A topic that does not exist (an app
