@@ -14,6 +14,7 @@ import { KafkaTopics } from './kafka-topics.ts';
 import type { PopCursorStore } from './pop-cursor.ts';
 import { BATCH_OVERHEAD_BYTES, encodedBytes, produceRequests, type OutgoingMessage } from './produce-requests.ts';
 import { fixKafkajsIdleWakeUps } from './request-queue-fix.ts';
+import { shortenFetchWaitWhilePaused } from './paused-fetch-wait.ts';
 import { indexKafkajsTopicMetadata } from './topic-metadata-index.ts';
 
 export interface KafkaBrokerOptions {
@@ -114,6 +115,7 @@ export const createKafkaBroker = (options: KafkaBrokerOptions): Broker => {
   const maxMessageBytes = Math.max(maxRequestBytes, maxRecordBytes) + BATCH_OVERHEAD_BYTES;
 
   fixKafkajsIdleWakeUps();
+  shortenFetchWaitWhilePaused();
   indexKafkajsTopicMetadata();
   const clientOptions = {
     brokers: [...options.brokers],

@@ -25,13 +25,14 @@ export interface GroupTimeouts {
 }
 
 /**
- * How long the broker holds a group consumer's fetch that finds nothing. A record that comes answers
- * it at once, so this is not a delivery latency for a new record; but a partition resumed after a
- * record's due time (a delivery's retry backoff) or a failed handler's rest is fetched only after
- * the fetch in flight: at 1,000 ms (tried in session 37, to ask Kafka less at rest) a retry with a
- * 300 ms backoff came up to a second late (test/e2e/delivery.e2e.spec.ts on Kafka).
+ * How long the broker holds a group consumer's fetch that finds nothing, at most (and the heartbeat
+ * interval, if shorter: kafkajs heartbeats between fetches). A record that comes answers it at once,
+ * so this is not a delivery latency for a new record; a partition resumed after a record's due time
+ * (a delivery's retry backoff) or a failed handler's rest is fetched only after the fetch in flight,
+ * so while a partition is paused the wait is `PAUSED_FETCH_WAIT_MS` (250 ms; paused-fetch-wait.ts).
+ * Issue 49: at 250 ms always, an idle Relay's delivery group asked Kafka four times a second.
  */
-export const GROUP_FETCH_WAIT_MS = 250;
+export const GROUP_FETCH_WAIT_MS = 1_000;
 export const DEFAULT_GROUP_TIMEOUTS: GroupTimeouts = { sessionTimeoutMs: 6_000, heartbeatIntervalMs: 1_000, rebalanceTimeoutMs: 15_000 };
 
 /** The defaults with what the options change, checked: a session holds at least three heartbeats. */
@@ -88,7 +89,7 @@ export const startGroupConsumer = async (
     sessionTimeout: timeouts.sessionTimeoutMs,
     rebalanceTimeout: timeouts.rebalanceTimeoutMs,
     heartbeatInterval: timeouts.heartbeatIntervalMs,
-    maxWaitTimeInMs: GROUP_FETCH_WAIT_MS,
+    maxWaitTimeInMs: Math.max(100, Math.min(GROUP_FETCH_WAIT_MS, timeouts.heartbeatIntervalMs)),
     allowAutoTopicCreation: false,
     // A crash during stop() (its connections closing under a join) must not start it again.
     retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 2_000, restartOnFailure: async () => stopping === undefined },
