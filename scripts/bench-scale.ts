@@ -149,7 +149,9 @@ const runBackend = async (backend: 'embedded' | 'kafka', anchorBase: string, pla
     return run;
   } finally {
     if (kafka) {
-      await withPg((c) => c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)).catch((error: unknown) => log(`schema ${schema} not dropped: ${String(error)}`));
+      // A kept store on Kafka + PostgreSQL is its schema and topics too: Relay runs on it again with the settings logged.
+      if (argv.includes('--keep')) log(`kept: DATA_DIR=${dataDir} EVENT_STORE=postgres DATABASE_URL=${databaseUrl} DATABASE_SCHEMA=${schema} BROKER=kafka KAFKA_TOPIC_PREFIX=${JSON.stringify(env.KAFKA_TOPIC_PREFIX ?? '')}`);
+      else await withPg((c) => c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)).catch((error: unknown) => log(`schema ${schema} not dropped: ${String(error)}`));
       kafka.stop();
     }
     if (!argv.includes('--keep')) fs.rmSync(dataDir, { recursive: true, force: true });

@@ -40,6 +40,9 @@ export const LOAD_LABELS: Record<LoadName, string> = {
   send50: 'send of 50',
 };
 
+/** The loads in the order measured; the loads of one group have their slices interleaved. */
+const LOAD_GROUPS: ReadonlyArray<readonly LoadName[]> = [['verify'], ['poll1', 'poll25'], ['send50']];
+
 type Target = { url: string; options: Partial<autocannon.Options> };
 
 const slice = async (target: Target, seconds: number, connections: number) => {
@@ -71,43 +74,49 @@ export const measureLoads = async (
     },
   };
   const out = {} as Record<LoadName, LoadFigures>;
-  for (const name of LOAD_NAMES) {
-    const { relay, anchor, send } = targets[name];
-    // One request alone first: a poll's first request makes the broker follow its apps' queues (on
-    // Kafka the inbox tail restarts for them: ~1 s for 25 apps, the slices' load stalled behind it).
-    const first = await fetch(relay.url, { method: relay.options.method ?? 'GET', headers: relay.options.headers as Record<string, string> | undefined, body: relay.options.body as string | undefined });
-    await first.arrayBuffer();
-    if (!first.ok) throw new Error(`${relay.url}: the first request answered ${first.status}`);
-    // Warm-up of both, so that the code is measured optimised.
-    await slice(anchor, 1, options.connections);
-    await slice(relay, 1, options.connections);
-    if (send) await drained(run);
-    const ratios: number[] = [];
-    const rps: number[] = [];
-    const anchorRps: number[] = [];
-    const p99: number[] = [];
-    let requests = 0;
-    let wallMs = 0;
-    let cpu = { total: 0, main: 0, pipeline: 0, other: 0 };
-    for (let i = 0; i < options.rounds; i++) {
-      const a = await slice(anchor, options.seconds, options.connections);
-      const before = threadCpu(run.pid);
-      const began = performance.now();
-      const r = await slice(relay, options.seconds, options.connections);
+  // The two empty polls are measured in the same rounds, their slices interleaved (A B, B A, ...):
+  // measured one after the other, the VM's drift between two loads a minute apart was as large as
+  // the difference they are compared for (session 34: +15 % and +20 %, "not shown").
+  for (const group of LOAD_GROUPS) {
+    const figures = new Map<LoadName, { ratios: number[]; rps: number[]; anchorRps: number[]; p99: number[]; requests: number; wallMs: number; cpu: { total: number; main: number; pipeline: number; other: number } }>();
+    for (const name of group) {
+      const { relay, anchor, send } = targets[name];
+      // One request alone first: a poll's first request makes the broker follow its apps' queues (on
+      // Kafka the inbox tail looks them up: the slices' load would stall behind it).
+      const first = await fetch(relay.url, { method: relay.options.method ?? 'GET', headers: relay.options.headers as Record<string, string> | undefined, body: relay.options.body as string | undefined });
+      await first.arrayBuffer();
+      if (!first.ok) throw new Error(`${relay.url}: the first request answered ${first.status}`);
+      // Warm-up of both, so that the code is measured optimised.
+      await slice(anchor, 1, options.connections);
+      await slice(relay, 1, options.connections);
       if (send) await drained(run);
-      wallMs += performance.now() - began;
-      const used = cpuSince(before, threadCpu(run.pid));
-      cpu = { total: cpu.total + used.total, main: cpu.main + used.main, pipeline: cpu.pipeline + used.pipeline, other: cpu.other + used.other };
-      requests += r.requests;
-      ratios.push(r.rps / a.rps);
-      rps.push(r.rps);
-      anchorRps.push(a.rps);
-      p99.push(r.p99);
+      figures.set(name, { ratios: [], rps: [], anchorRps: [], p99: [], requests: 0, wallMs: 0, cpu: { total: 0, main: 0, pipeline: 0, other: 0 } });
+    }
+    for (let i = 0; i < options.rounds; i++) {
+      for (const name of i % 2 === 0 ? group : [...group].reverse()) {
+        const { relay, anchor, send } = targets[name];
+        const f = figures.get(name)!;
+        const a = await slice(anchor, options.seconds, options.connections);
+        const before = threadCpu(run.pid);
+        const began = performance.now();
+        const r = await slice(relay, options.seconds, options.connections);
+        if (send) await drained(run);
+        f.wallMs += performance.now() - began;
+        const used = cpuSince(before, threadCpu(run.pid));
+        f.cpu = { total: f.cpu.total + used.total, main: f.cpu.main + used.main, pipeline: f.cpu.pipeline + used.pipeline, other: f.cpu.other + used.other };
+        f.requests += r.requests;
+        f.ratios.push(r.rps / a.rps);
+        f.rps.push(r.rps);
+        f.anchorRps.push(a.rps);
+        f.p99.push(r.p99);
+      }
     }
     const mean = (values: number[]) => values.reduce((s, v) => s + v, 0) / values.length;
-    const us = (ms: number) => (ms * 1000) / Math.max(1, requests);
-    const net = Math.max(0, cpu.total - (options.idleMsPerSecond * wallMs) / 1000);
-    out[name] = { rps: mean(rps), anchorRps: mean(anchorRps), ratio: percentile(ratios, 50), cpuUs: us(net), grossUs: us(cpu.total), mainUs: us(cpu.main), pipelineUs: us(cpu.pipeline), p99Ms: Math.max(...p99) };
+    for (const [name, f] of figures) {
+      const us = (ms: number) => (ms * 1000) / Math.max(1, f.requests);
+      const net = Math.max(0, f.cpu.total - (options.idleMsPerSecond * f.wallMs) / 1000);
+      out[name] = { rps: mean(f.rps), anchorRps: mean(f.anchorRps), ratio: percentile(f.ratios, 50), cpuUs: us(net), grossUs: us(f.cpu.total), mainUs: us(f.cpu.main), pipelineUs: us(f.cpu.pipeline), p99Ms: Math.max(...f.p99) };
+    }
   }
   return out;
 };
