@@ -161,6 +161,12 @@ export interface Broker {
    */
   knownEmpty?(topic: string): boolean;
   /**
+   * True when `knownEmpty` is true for every one of the topics. A broker may remember the answer
+   * for the same array (a poll's list of queues) while nothing could have changed it, so that the
+   * cost does not grow with the topics. Optional: else ask `knownEmpty` of each.
+   */
+  knownEmptyAll?(topics: readonly string[]): boolean;
+  /**
    * Gets ready to pop from these topics, all at once: a broker that reads ahead of pops (Kafka's
    * inbox tail) follows them in one go instead of one pop at a time. Topics that do not exist are
    * passed by. Optional: a broker without it is simply popped from.

@@ -54,6 +54,7 @@ const planOf = (ctx: RelayContext, appIds: readonly string[]): PollPlan => {
 /** Whether the broker knows every one of the topics to hold nothing due now (an empty poll answered from memory). */
 const allKnownEmpty = (ctx: RelayContext, names: readonly string[]): boolean => {
   const { broker } = ctx;
+  if (broker.knownEmptyAll !== undefined) return broker.knownEmptyAll(names);
   if (broker.knownEmpty === undefined) return false;
   for (const name of names) if (!broker.knownEmpty(name)) return false;
   return true;

@@ -76,6 +76,8 @@ export class InboxTail {
   /** Lookups failed in a row (the next one waits longer; the first failure is logged, and the recovery). */
   private lookupFailures = 0;
   private stopped = false;
+  /** Counts the records' arrivals and the topics forgotten: a topic this tail called empty stays so while it stays the same (Broker.knownEmptyAll). */
+  changes = 0;
 
   constructor(private readonly options: InboxTailOptions) {
     this.cluster = wireClusterOf(options.kafka);
@@ -165,6 +167,7 @@ export class InboxTail {
 
   /** A deleted topic: no longer fetched, its records forgotten. */
   private forget(topic: string): void {
+    this.changes++;
     for (const buffer of this.buffers.get(topic)?.values() ?? []) buffer.fetcher?.remove(buffer);
     this.wanted.delete(topic);
     this.followed.delete(topic);
@@ -289,6 +292,9 @@ export class InboxTail {
       buffer.next = offset + 1n;
     }
     if (!buffer.paused && buffer.records.length >= this.options.maxBuffered) buffer.paused = true;
-    if (buffer.records.length > before) this.options.arrived?.(port);
+    if (buffer.records.length > before) {
+      this.changes++;
+      this.options.arrived?.(port);
+    }
   }
 }

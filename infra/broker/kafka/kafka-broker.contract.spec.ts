@@ -245,6 +245,35 @@ describe.skipIf(brokers === '')('Kafka adapter: what the contract leaves to it',
     }
   });
 
+  it('knownEmptyAll says all are empty as knownEmpty would for each, and keeps saying it only while nothing reaches the tail and no record left for later falls due', async () => {
+    const [a, b] = [`inbound.${randomUUID().slice(0, 8)}`, `inbound.${randomUUID().slice(0, 8)}`];
+    const both = [a, b];
+    const other = createKafkaBroker({ brokers: brokers.split(','), cursors: createEventStorePopCursors(store), topicPolicy });
+    try {
+      await other.publish([{ topic: a, key: 'k', value: '{}', id: 'a1' }, { topic: b, key: 'k', value: '{}', id: 'b1' }]);
+      await broker.follow!(both);
+      expect(broker.knownEmptyAll!(both)).toBe(false);
+      for (const topic of both) expect(await broker.pop(topic, 10)).toHaveLength(1);
+      expect([broker.knownEmptyAll!(both), broker.knownEmptyAll!(both)]).toEqual([true, true]);
+      // Another process's record: not all empty once the tail has it, though this list's answer was remembered.
+      await other.publish([{ topic: b, key: 'k', value: '{}', id: 'b2' }]);
+      await vi.waitFor(() => expect(broker.knownEmptyAll!(both)).toBe(false), { timeout: 10_000, interval: 5 });
+      expect(broker.knownEmpty!(b)).toBe(false);
+      expect((await broker.pop(b, 10)).map((r) => r.id)).toEqual(['b2']);
+      expect(broker.knownEmptyAll!(both)).toBe(true);
+      // A record due in a moment: all empty until it falls due, then not, with nothing else arriving.
+      const dueAt = Date.now() + 1_500;
+      await other.publish([{ topic: a, key: 'k', value: '{}', id: 'a2', dueAt }]);
+      expect(broker.knownEmptyAll!(both)).toBe(true);
+      await vi.waitFor(() => expect(broker.knownEmptyAll!(both)).toBe(false), { timeout: 10_000, interval: 5 });
+      expect(Date.now()).toBeGreaterThanOrEqual(dueAt);
+      expect((await broker.pop(a, 10)).map((r) => r.id)).toEqual(['a2']);
+      expect(broker.knownEmptyAll!(both)).toBe(true);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('knownEmpty says empty only when a pop would find nothing: a topic that does not exist is; not before the topic is followed, not while a record is due, nor while a second copy waits to be skipped; a record due later does not count until it is due', async () => {
     const topic = `inbound.${randomUUID().slice(0, 8)}`;
     const record = (n: number, id: string, dueAt?: number) => ({ topic, key: 'k', value: JSON.stringify({ n }), id, ...(dueAt === undefined ? {} : { dueAt }) });

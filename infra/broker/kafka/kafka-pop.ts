@@ -73,9 +73,19 @@ export class KafkaPops {
    * flight, each poll popped every topic in turn behind the others, and the pops convoyed.)
    */
   knownEmpty(topic: string, source: InboxTail, retentionMs: (topic: string) => number | undefined): boolean {
+    const now = Date.now();
+    return this.emptyUntil(topic, source, retentionMs, now) > now;
+  }
+
+  /**
+   * Until when `knownEmpty` says true if nothing reaches the tail and nothing is forgotten meanwhile:
+   * the first moment a record left for later falls due or expires (Infinity when none is left), or 0
+   * (at most `now`) when it says false now.
+   */
+  emptyUntil(topic: string, source: InboxTail, retentionMs: (topic: string) => number | undefined, now: number): number {
     const cursor = this.cursors.get(topic);
-    if (cursor === undefined || !source.follows(topic)) return false;
-    return nothingSelectable(source, topic, cursor, retentionMs);
+    if (cursor === undefined || !source.follows(topic)) return 0;
+    return nothingSelectableUntil(source, topic, cursor, retentionMs, now);
   }
 
   /** The topic's pop cursor as the event store has it now (for depth). */
@@ -156,27 +166,31 @@ const standingOf = (record: ConsumedRecord, expiredBefore: number | undefined, n
 };
 
 /**
- * Whether `select` would find nothing (neither a record to hand out nor one to skip), without its
- * allocations: every buffered record is popped already or left for later. An empty poll of a key
- * of 25 apps asks it 25 times (issue 49: +31 to +39 % of CPU against one app, with `select`'s
- * arrays, its set and the buffer's filtered copy made for each topic). The retention is only looked
- * up when a record is still there.
+ * Until when `select` would find nothing (neither a record to hand out nor one to skip), without its
+ * allocations: every buffered record is popped already or left for later, until the first of those
+ * falls due or expires (`standingOf`'s rules); 0 when `select` would find something now. An empty
+ * poll of a key of 25 apps asks it 25 times (issue 49: +31 to +39 % of CPU against one app, with
+ * `select`'s arrays, its set and the buffer's filtered copy made for each topic). The retention is
+ * only looked up when a record is still there.
  */
-const nothingSelectable = (source: InboxTail, topic: string, cursor: PopCursor, retentionMs: (topic: string) => number | undefined): boolean => {
-  let now = 0;
-  let expiredBefore: number | undefined;
+const nothingSelectableUntil = (source: InboxTail, topic: string, cursor: PopCursor, retentionMs: (topic: string) => number | undefined, now: number): number => {
+  let until = Infinity;
+  let looked = false;
+  let retention: number | undefined;
   for (const [partition, buffer] of source.partitions(topic))
     for (const record of buffer.records) {
       if (cursor.isPopped(partition, record.offset)) continue;
-      if (now === 0) {
+      if (!looked) {
         // Once per call, at the first unpopped record (records left for later may be many).
-        now = Date.now();
-        const retention = retentionMs(topic);
-        expiredBefore = retention === undefined ? undefined : now - retention;
+        looked = true;
+        retention = retentionMs(topic);
       }
-      if (standingOf(record, expiredBefore, now) !== 'later') return false;
+      if (standingOf(record, retention === undefined ? undefined : now - retention, now) !== 'later') return 0;
+      // Later: due at `dueAt`; expired from the first moment `timestamp < moment - retention`.
+      const changesAt = Math.min(record.dueAt!, retention === undefined ? Infinity : record.timestamp + retention + 1);
+      if (changesAt < until) until = changesAt;
     }
-  return true;
+  return until;
 };
 
 /**

@@ -42,6 +42,11 @@ export class KafkaTopics {
 
   constructor(private readonly options: KafkaTopicsOptions) {}
 
+  /** How many forgets so far: what `absentUntil` answered before the last one no longer holds. */
+  get forgotten(): number {
+    return this.forgets;
+  }
+
   /**
    * Runs an admin operation. One that failed on a missing topic replaces the client and forgets
    * what this process knew of topics; with `again`, it then runs once more on the fresh client
@@ -119,14 +124,24 @@ export class KafkaTopics {
    * is half as old, it starts the next one, so that steady polls keep finding the answer here.
    */
   knownAbsent(topic: string): boolean {
-    // First: most topics asked about exist, and their answer needs no listing.
-    if (this.listingAskedAt === 0 || this.known.has(topic)) return false;
     const now = Date.now();
+    return this.absentUntil(topic, now) > now;
+  }
+
+  /**
+   * Until when `knownAbsent` answers true, as far as it knows now (0, at most `now`, when it answers
+   * false): while the window of the last listing is open, and no later than the moment the next
+   * listing is due, so that whoever remembers the answer asks again in time to start it.
+   */
+  absentUntil(topic: string, now: number): number {
+    // First: most topics asked about exist, and their answer needs no listing.
+    if (this.listingAskedAt === 0 || this.known.has(topic)) return 0;
     if (now - this.listedAt > RELIST_AFTER_MS && !this.listing) {
       // A listing that fails leaves the window to close: the pops then list themselves and report it.
       this.list().catch(() => undefined);
     }
-    return now - this.listingAskedAt <= LIST_EVERY_MS;
+    if (now - this.listingAskedAt > LIST_EVERY_MS) return 0;
+    return Math.min(this.listingAskedAt + LIST_EVERY_MS, this.listedAt + RELIST_AFTER_MS) + 1;
   }
 
   /** Deletes those of the topics that exist, and resolves once the cluster's metadata no longer names them. */

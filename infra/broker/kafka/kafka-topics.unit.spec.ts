@@ -88,4 +88,19 @@ describe('KafkaTopics.knownAbsent', () => {
     expect(calls.listTopics).toBe(3);
     expect(topics.knownAbsent('inbound.b')).toBe(false);
   });
+
+  it('says until when its answer holds: no later than the next listing is due (so a remembered answer asks again in time), and 0 once the window closed or after a forget', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const { client } = fakeAdmin(new Set(['inbound.a']));
+    const topics = new KafkaTopics({ admin: client, policy: () => ({ partitions: 1 }), maxMessageBytes: 1_000_000 });
+    expect(await topics.exists('inbound.b')).toBe(false);
+    const listedAt = Date.now();
+    expect(topics.absentUntil('inbound.b', Date.now())).toBe(listedAt + 101);
+    expect(topics.absentUntil('inbound.a', Date.now())).toBe(0);
+    const forgotten = topics.forgotten;
+    topics.forget(['inbound.z']);
+    expect(topics.forgotten).toBe(forgotten + 1);
+    expect(topics.absentUntil('inbound.b', Date.now())).toBe(0);
+  });
 });
+
