@@ -377,11 +377,10 @@ export const startWebhookDispatcher = (deps: WebhookDispatcherDeps): WebhookDisp
     }
   };
 
-  /** The round asked for next (a full one covers the others), run once in the next turn however often it is asked. */
-  const RANK = { woken: 0, tick: 1, full: 2 } as const;
-  let pending: 'full' | 'tick' | 'woken' | undefined;
-  const schedule = (kind: 'full' | 'tick' | 'woken') => {
-    if (pending !== undefined && RANK[pending] >= RANK[kind]) return;
+  /** The round asked for next (a full one covers the woken apps too), run once in the next turn however often it is asked. The timer's tick runs its own. */
+  let pending: 'full' | 'woken' | undefined;
+  const schedule = (kind: 'full' | 'woken') => {
+    if (pending === 'full' || pending === kind) return;
     const first = pending === undefined;
     pending = kind;
     if (first)

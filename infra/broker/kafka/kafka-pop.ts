@@ -64,23 +64,15 @@ export class KafkaPops {
   }
 
   /**
-   * True when a pop of `topic` would select nothing now from this process's tail (Broker.knownEmpty),
-   * decided synchronously; false when it does not know (a cursor not read yet, a topic the tail does
-   * not follow yet). A pop claims from the same tail, so it is as fresh. A pop in flight does not
-   * make it unknown: a cursor only moves once a claim is recorded, and the tail only grows, so what
-   * selects nothing now selects nothing whatever that pop does. (Session 30: it used to answer
-   * "unknown" then; under 50 connections polling a key of 25 apps some pop was nearly always in
-   * flight, each poll popped every topic in turn behind the others, and the pops convoyed.)
-   */
-  knownEmpty(topic: string, source: InboxTail, retentionMs: (topic: string) => number | undefined): boolean {
-    const now = Date.now();
-    return this.emptyUntil(topic, source, retentionMs, now) > now;
-  }
-
-  /**
-   * Until when `knownEmpty` says true if nothing reaches the tail and nothing is forgotten meanwhile:
-   * the first moment a record left for later falls due or expires (Infinity when none is left), or 0
-   * (at most `now`) when it says false now.
+   * Until when a pop of `topic` would select nothing from this process's tail (Broker.knownEmpty):
+   * the first moment a record left for later falls due or expires (Infinity when none is left), if
+   * nothing reaches the tail and nothing is forgotten meanwhile; 0 (at most `now`) when a pop would
+   * select something now or this does not know (a cursor not read yet, a topic the tail does not
+   * follow yet). Decided synchronously. A pop claims from the same tail, so it is as fresh. A pop in
+   * flight does not make it unknown: a cursor only moves once a claim is recorded, and the tail only
+   * grows, so what selects nothing now selects nothing whatever that pop does. (Session 30: it used
+   * to answer "unknown" then; under 50 connections polling a key of 25 apps some pop was nearly
+   * always in flight, each poll popped every topic in turn behind the others, and the pops convoyed.)
    */
   emptyUntil(topic: string, source: InboxTail, retentionMs: (topic: string) => number | undefined, now: number): number {
     const cursor = this.cursors.get(topic);

@@ -17,7 +17,7 @@ const DELETE_SETTLE_MS = 15_000;
 /** Topics created elsewhere are learnt by listing, at most this often. */
 const LIST_EVERY_MS = 200;
 /**
- * `knownAbsent` lists again once the last listing is this old, so that a listing in good time
+ * `absentUntil` lists again once the last listing is this old, so that a listing in good time
  * keeps its window open while polls keep asking (else every poll in the gap pops its topics).
  */
 const RELIST_AFTER_MS = LIST_EVERY_MS / 2;
@@ -118,20 +118,12 @@ export class KafkaTopics {
   }
 
   /**
-   * Whether `exists` would answer false now without asking: a listing asked for at most 200 ms ago
-   * did not name the topic, nor did this process create it since. Synchronous (an empty poll of an
-   * app that never received a message has no topic to pop: Broker.knownEmpty). Once that listing
-   * is half as old, it starts the next one, so that steady polls keep finding the answer here.
-   */
-  knownAbsent(topic: string): boolean {
-    const now = Date.now();
-    return this.absentUntil(topic, now) > now;
-  }
-
-  /**
-   * Until when `knownAbsent` answers true, as far as it knows now (0, at most `now`, when it answers
-   * false): while the window of the last listing is open, and no later than the moment the next
-   * listing is due, so that whoever remembers the answer asks again in time to start it.
+   * Until when `exists` would answer false without asking (0, at most `now`, when it might not): a
+   * listing asked for at most 200 ms ago did not name the topic, nor did this process create it
+   * since. Synchronous (an empty poll of an app that never received a message has no topic to pop:
+   * Broker.knownEmpty). Once that listing is half as old, it starts the next one, so that steady
+   * polls keep finding the answer here; the answer ends no later than that moment, so that whoever
+   * remembers it asks again in time to start the listing (Broker.knownEmptyAll).
    */
   absentUntil(topic: string, now: number): number {
     // First: most topics asked about exist, and their answer needs no listing.

@@ -22,35 +22,41 @@ const fakeAdmin = (listed: Set<string>) => {
 
 afterEach(() => vi.useRealTimers());
 
-describe('KafkaTopics.knownAbsent', () => {
+/** Whether the topic is known to be absent now. */
+const knownAbsent = (topics: KafkaTopics, topic: string) => {
+  const now = Date.now();
+  return topics.absentUntil(topic, now) > now;
+};
+
+describe('KafkaTopics.absentUntil', () => {
   it('says a topic is absent only while a listing asked at most 200 ms ago did not name it, and never for one it created or after a forget', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const listed = new Set(['inbound.a']);
     const { client, calls } = fakeAdmin(listed);
     const topics = new KafkaTopics({ admin: client, policy: () => ({ partitions: 1 }), maxMessageBytes: 1_000_000 });
     // No listing yet: not known.
-    expect(topics.knownAbsent('inbound.b')).toBe(false);
+    expect(knownAbsent(topics, 'inbound.b')).toBe(false);
     expect(await topics.exists('inbound.b')).toBe(false);
     expect(calls.listTopics).toBe(1);
-    expect([topics.knownAbsent('inbound.b'), topics.knownAbsent('inbound.a')]).toEqual([true, false]);
+    expect([knownAbsent(topics, 'inbound.b'), knownAbsent(topics, 'inbound.a')]).toEqual([true, false]);
     // Another process creates it: the listing is still young enough that exists() would not ask, so absent.
     listed.add('inbound.b');
     vi.advanceTimersByTime(100);
-    expect(topics.knownAbsent('inbound.b')).toBe(true);
+    expect(knownAbsent(topics, 'inbound.b')).toBe(true);
     expect(await topics.exists('inbound.b')).toBe(false);
     // Older than 200 ms: unknown until a new listing, which names it.
     vi.advanceTimersByTime(101);
-    expect(topics.knownAbsent('inbound.b')).toBe(false);
+    expect(knownAbsent(topics, 'inbound.b')).toBe(false);
     expect(await topics.exists('inbound.b')).toBe(true);
     expect(calls.listTopics).toBe(2);
     // One this process creates is known at once.
     await topics.ensure(['inbound.c']);
-    expect(topics.knownAbsent('inbound.c')).toBe(false);
+    expect(knownAbsent(topics, 'inbound.c')).toBe(false);
     // After a forget (a topic deleted), nothing is absent until the next listing.
     topics.forget(['inbound.c']);
-    expect(topics.knownAbsent('inbound.x')).toBe(false);
+    expect(knownAbsent(topics, 'inbound.x')).toBe(false);
     expect(await topics.exists('inbound.x')).toBe(false);
-    expect(topics.knownAbsent('inbound.x')).toBe(true);
+    expect(knownAbsent(topics, 'inbound.x')).toBe(true);
   });
 
   it('lists again once its listing is half as old, so that polls asking all along keep their answer, one listing at a time', async () => {
@@ -63,30 +69,30 @@ describe('KafkaTopics.knownAbsent', () => {
     expect(calls.listTopics).toBe(1);
     // Younger than half the window: no listing.
     vi.advanceTimersByTime(100);
-    expect(topics.knownAbsent('inbound.b')).toBe(true);
+    expect(knownAbsent(topics, 'inbound.b')).toBe(true);
     await settled();
     expect(calls.listTopics).toBe(1);
     // Older: a topic known to exist needs no listing for its answer.
     vi.advanceTimersByTime(1);
-    expect(topics.knownAbsent('inbound.a')).toBe(false);
+    expect(knownAbsent(topics, 'inbound.a')).toBe(false);
     await settled();
     expect(calls.listTopics).toBe(1);
     // One not known: the answer stands, and one listing starts, however often it is asked meanwhile.
-    expect([topics.knownAbsent('inbound.b'), topics.knownAbsent('inbound.b')]).toEqual([true, true]);
+    expect([knownAbsent(topics, 'inbound.b'), knownAbsent(topics, 'inbound.b')]).toEqual([true, true]);
     await settled();
     expect(calls.listTopics).toBe(2);
     // Past the first listing's 200 ms, the second one's answer holds; and it learnt a topic made elsewhere meanwhile.
     listed.add('inbound.c');
     vi.advanceTimersByTime(150);
-    expect(topics.knownAbsent('inbound.b')).toBe(true);
+    expect(knownAbsent(topics, 'inbound.b')).toBe(true);
     await settled();
     expect(calls.listTopics).toBe(3);
-    expect(topics.knownAbsent('inbound.c')).toBe(false);
+    expect(knownAbsent(topics, 'inbound.c')).toBe(false);
     // Nobody asks for a while: the window closes, and nothing lists by itself.
     vi.advanceTimersByTime(1_000);
     await settled();
     expect(calls.listTopics).toBe(3);
-    expect(topics.knownAbsent('inbound.b')).toBe(false);
+    expect(knownAbsent(topics, 'inbound.b')).toBe(false);
   });
 
   it('says until when its answer holds: no later than the next listing is due (so a remembered answer asks again in time), and 0 once the window closed or after a forget', async () => {
