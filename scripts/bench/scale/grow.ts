@@ -12,6 +12,7 @@ import { configuredStoreLocation, type StoreLocation } from '../../../apps/servi
 import { createMessageSealer } from '../../../infra/crypto/message-sealer.ts';
 import { createSecretBox } from '../../../infra/crypto/secret-box.ts';
 import { writeHistory } from './history.ts';
+import { createPostgresBulkWriter } from './postgres-bulk-writer.ts';
 import { writeLivePhase } from './live-phase.ts';
 import type { ScalePlan } from './plan.ts';
 import { writePopulation, type Registry } from './population.ts';
@@ -61,9 +62,12 @@ export const grow = async (options: {
   log: (line: string) => void;
 }): Promise<GrowthFigures> => {
   const { config, plan, registry, from, to } = options;
-  // One connection (pool) is as fast as several: the embedded store commits in groups, and
-  // PostgreSQL's appends take one position lock in turn (infra/event-store/postgres/append-function.ts).
-  const store = await openEventStoreAt(bulkLocation(configuredStoreLocation(config)), { sqliteSynchronous: 'off', sqliteCheckpoints: true });
+  // The embedded store commits appends in flight in groups; on PostgreSQL the bulk writer does.
+  const location = bulkLocation(configuredStoreLocation(config));
+  const opened = await openEventStoreAt(location, { sqliteSynchronous: 'off', sqliteCheckpoints: true });
+  // On PostgreSQL the appends go many to a transaction (postgres-bulk-writer.ts: why).
+  const bulk = location.kind === 'postgres' ? await createPostgresBulkWriter(opened, location.connectionString, location.schema) : undefined;
+  const store = bulk ?? opened;
   const newApps = plan.users.slice(from, to).flatMap((u) => u.apps.map((a) => plan.apps[a]!));
   let populationS = 0;
   let historyS = 0;
@@ -72,7 +76,7 @@ export const grow = async (options: {
   let extraEvents = options.extraEvents;
   try {
     startHead = await store.headPosition();
-    const secrets = createSecretBox(await checkedSecretKey(store, config.RELAY_SECRET_KEY, config.dataDir));
+    const secrets = createSecretBox(await checkedSecretKey(opened, config.RELAY_SECRET_KEY, config.dataDir));
     let t0 = performance.now();
     await writePopulation(
       {
@@ -110,7 +114,8 @@ export const grow = async (options: {
     historyS = (performance.now() - t0) / 1000;
     options.log(`  history: ${historyUnits} units in ${historyS.toFixed(1)} s, head ${await store.headPosition()}`);
   } finally {
-    await store.close();
+    await bulk?.close();
+    await opened.close();
   }
   const t0 = performance.now();
   const live = await writeLivePhase(
