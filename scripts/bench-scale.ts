@@ -14,7 +14,7 @@
  * size and point times F: 0.1 is the issue's population at a tenth); --backends embedded,kafka;
  * --history-days 365; --settle 300 (s: at most this long for a started Relay to
  * settle to the first point's idle CPU before it is measured); --seconds 3 --rounds 3 --connections 50 (each load: rounds × (anchor, Relay)
- * slices); --idle 20 (s); --keep (the store stays, the probe's keys beside it); --no-snapshots; --no-replay; --concurrency 64 (appends in flight while
+ * slices); --idle 20 (s); --keep (the store stays, the probe's keys beside it); --no-snapshots; --no-replay; --concurrency 64 (512 on PostgreSQL: appends in flight while
  * building); --png docs/scale-bench.png; --replot a.json[,b.json] (only the table and the picture, from
  * the results of one run or of several joined).
  */
@@ -117,7 +117,7 @@ const runBackend = async (backend: 'embedded' | 'kafka', anchorBase: string, pla
     let lastHead = 0n;
     for (const users of points) {
       log(`-- ${users} users: growing from ${from}`);
-      const growth = await grow({ config, plan, registry, clock, from, to: users, concurrency: num('concurrency', 64), extraEvents, lastHead, log });
+      const growth = await grow({ config, plan, registry, clock, from, to: users, concurrency: num('concurrency', kafka ? 512 : 64), extraEvents, lastHead, log });
       extraEvents = growth.extraEvents;
       lastHead = growth.head;
       from = users;
