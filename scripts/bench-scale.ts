@@ -25,7 +25,8 @@ import path from 'node:path';
 import pg from 'pg';
 import { loadConfig } from '../apps/services/config.ts';
 import { freePort, ROOT } from '../test/support/relay-process.ts';
-import { grow } from './bench/scale/grow.ts';
+import { grow, vacuumAnalyze, type GrowthFigures } from './bench/scale/grow.ts';
+import { pipelineCheckpoints } from './bench/scale/live-phase.ts';
 import { benchRelayEnv, children, tracked } from './bench/scale/relay-run.ts';
 import { directoryMb, measurePoint, type PointFigures } from './bench/scale/measure-point.ts';
 import { DEFAULT_POINTS, DEFAULT_SIZES, ScalePlan, type ScaleSizes } from './bench/scale/plan.ts';
@@ -94,13 +95,21 @@ const withPg = async <T>(work: (client: pg.Client) => Promise<T>): Promise<T> =>
   }
 };
 
+/**
+ * `--kept DATA_DIR,SCHEMA,TOPIC_PREFIX` (what `--keep` logged, Kafka + PostgreSQL): no growth, the
+ * largest point measured on that store as it is (after the pipeline's checkpoints are moved to its
+ * head, as the live phase does, and its tables vacuumed); for a run whose last growth did not end.
+ * `--kept-live-from USERS`: the point up to which the live phase (groups, waiting messages) was written.
+ */
+const kept = arg('kept')?.split(',');
+
 const runBackend = async (backend: 'embedded' | 'kafka', anchorBase: string, plan: ScalePlan, resultsFile: string, done: BackendRun[]): Promise<BackendRun> => {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-scale-'));
-  const schema = `relay_scale_${process.pid}`;
+  const dataDir = kept?.[0] ?? fs.mkdtempSync(path.join(os.tmpdir(), 'relay-scale-'));
+  const schema = kept?.[1] ?? `relay_scale_${process.pid}`;
   const kafka = backend === 'kafka' ? await startKafka() : undefined;
   const env: Record<string, string> = {
     ...benchRelayEnv(dataDir),
-    ...(kafka ? { EVENT_STORE: 'postgres', DATABASE_URL: databaseUrl, DATABASE_SCHEMA: schema, BROKER: 'kafka', KAFKA_BROKERS: kafka.brokers, KAFKA_TOPIC_PREFIX: `scale${process.pid}.` } : {}),
+    ...(kafka ? { EVENT_STORE: 'postgres', DATABASE_URL: databaseUrl, DATABASE_SCHEMA: schema, BROKER: 'kafka', KAFKA_BROKERS: kafka.brokers, KAFKA_TOPIC_PREFIX: kept?.[2] ?? `scale${process.pid}.` } : {}),
   };
   const config = loadConfig(env);
   const run: BackendRun = { name: kafka ? 'Kafka + PostgreSQL' : 'embedded (SQLite)', points: [] };
@@ -115,9 +124,23 @@ const runBackend = async (backend: 'embedded' | 'kafka', anchorBase: string, pla
     let from = 0;
     let extraEvents = 0;
     let lastHead = 0n;
-    for (const users of points) {
-      log(`-- ${users} users: growing from ${from}`);
-      const growth = await grow({ config, plan, registry, clock, from, to: users, concurrency: num('concurrency', kafka ? 512 : 64), extraEvents, lastHead, log });
+    for (const users of kept ? points.slice(-1) : points) {
+      let growth: GrowthFigures;
+      let counts = plan.countsAt(users);
+      if (kept) {
+        if (!kafka) throw new Error('--kept measures a kept Kafka + PostgreSQL store');
+        registry.probe = JSON.parse(fs.readFileSync(path.join(dataDir, 'probe-keys.json'), 'utf8')) as Registry['probe'];
+        const head = await withPg(async (c) => BigInt((await c.query(`SELECT coalesce(max(global_position), 0) AS head FROM "${schema}".events`)).rows[0].head as string));
+        await withPg((c) => c.query(`INSERT INTO "${schema}".checkpoints (name, position) SELECT unnest($1::text[]), $2 ON CONFLICT (name) DO UPDATE SET position = excluded.position`, [pipelineCheckpoints(config), String(head)]));
+        await vacuumAnalyze(databaseUrl, schema);
+        const live = plan.countsAt(num('kept-live-from', users));
+        counts = { ...counts, groups: live.groups, waitingApps: live.waitingApps, waitingMessages: live.waitingMessages, events: Number(head) };
+        log(`-- ${users} users: the kept store at head ${head} (live phase up to ${num('kept-live-from', users)} users), checkpoints moved to it, vacuumed`);
+        growth = { users, populationS: 0, historyS: 0, liveS: 0, head, extraEvents: 0, historyUnits: 0 };
+      } else {
+        log(`-- ${users} users: growing from ${from}`);
+        growth = await grow({ config, plan, registry, clock, from, to: users, concurrency: num('concurrency', kafka ? 512 : 64), extraEvents, lastHead, log });
+      }
       extraEvents = growth.extraEvents;
       lastHead = growth.head;
       from = users;
@@ -139,22 +162,22 @@ const runBackend = async (backend: 'embedded' | 'kafka', anchorBase: string, pla
           store: kafka ? { kind: 'postgres', url: databaseUrl, schema } : { kind: 'sqlite', dataDir },
           log,
         },
-        { users, counts: plan.countsAt(users), head: Number(growth.head), storeMb, growth: { populationS: growth.populationS, historyS: growth.historyS, liveS: growth.liveS } },
+        { users, counts, head: Number(growth.head), storeMb, growth: { populationS: growth.populationS, historyS: growth.historyS, liveS: growth.liveS } },
       );
       run.points.push(figures);
       fs.writeFileSync(resultsFile, JSON.stringify({ sizes, points, runs: [...done, run] }, null, 1));
       // A kept store can be measured again by hand (scripts/bench/profile-threads.ts): the probe's keys beside it.
-      if (argv.includes('--keep')) fs.writeFileSync(path.join(dataDir, 'probe-keys.json'), JSON.stringify(registry.probe), { mode: 0o600 });
+      if (argv.includes('--keep') && !kept) fs.writeFileSync(path.join(dataDir, 'probe-keys.json'), JSON.stringify(registry.probe), { mode: 0o600 });
     }
     return run;
   } finally {
     if (kafka) {
       // A kept store on Kafka + PostgreSQL is its schema and topics too: Relay runs on it again with the settings logged.
-      if (argv.includes('--keep')) log(`kept: DATA_DIR=${dataDir} EVENT_STORE=postgres DATABASE_URL=${databaseUrl} DATABASE_SCHEMA=${schema} BROKER=kafka KAFKA_TOPIC_PREFIX=${JSON.stringify(env.KAFKA_TOPIC_PREFIX ?? '')}`);
+      if (argv.includes('--keep') || kept) log(`kept: DATA_DIR=${dataDir} EVENT_STORE=postgres DATABASE_URL=${databaseUrl} DATABASE_SCHEMA=${schema} BROKER=kafka KAFKA_TOPIC_PREFIX=${JSON.stringify(env.KAFKA_TOPIC_PREFIX ?? '')}`);
       else await withPg((c) => c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)).catch((error: unknown) => log(`schema ${schema} not dropped: ${String(error)}`));
       kafka.stop();
     }
-    if (!argv.includes('--keep')) fs.rmSync(dataDir, { recursive: true, force: true });
+    if (!argv.includes('--keep') && !kept) fs.rmSync(dataDir, { recursive: true, force: true });
   }
 };
 

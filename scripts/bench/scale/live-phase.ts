@@ -40,7 +40,7 @@ export interface LivePhaseResult {
 }
 
 /** The pipeline's subscriptions, whose checkpoints a Relay that ran all along would have at the head. */
-const pipelineCheckpoints = (config: Config): string[] => [
+export const pipelineCheckpoints = (config: Config): string[] => [
   checkpoints.queuePublisher,
   checkpoints.identityProvisioner,
   checkpoints.subscriptionKeeper,
