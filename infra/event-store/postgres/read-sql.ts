@@ -51,6 +51,13 @@ const criteriaOf = (shape: ReadAllShape, bound: number, alias: string) => {
  * xmin lies beyond the safe head (append-function.ts), as every later one does, so dropping it
  * after the cut leaves nothing unread below the head. With other criteria too (types, streams,
  * times) the cut would come before them: those reads keep the plain form.
+ *
+ * Each range is bounded as `(category, global_position) > (v, $1) AND category <= v`, ordered by
+ * both columns, not as `category = v AND global_position > $1`: with that, the planner still took
+ * the primary key's walk inside each range (17 s on that history), and with the row comparison
+ * beside the equality the scan started at the category's first entry (600 ms a category at the head
+ * of a busy one). Only the (category, global_position) index can serve this form, and the row
+ * comparison is its scan's start. The categories are parameter $4, as criteriaOf numbers them.
  */
 const categoriesOnly = (shape: ReadAllShape): boolean =>
   shape.categories === 'many' && shape.streams === 'none' && shape.types === 'none' && !shape.since && !shape.until && !shape.tags;

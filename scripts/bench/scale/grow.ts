@@ -92,10 +92,10 @@ export const grow = async (options: {
   log: (line: string) => void;
 }): Promise<GrowthFigures> => {
   const { config, plan, registry, from, to } = options;
-  // The embedded store commits appends in flight in groups; on PostgreSQL the bulk writer does.
+  // The embedded store commits the appends in flight in groups; on PostgreSQL the bulk writer puts
+  // many in one transaction (postgres-bulk-writer.ts: why).
   const location = bulkLocation(configuredStoreLocation(config));
   const opened = await openEventStoreAt(location, { sqliteSynchronous: 'off', sqliteCheckpoints: true });
-  // On PostgreSQL the appends go many to a transaction (postgres-bulk-writer.ts: why).
   const bulk = location.kind === 'postgres' ? await createPostgresBulkWriter(opened, location.connectionString, location.schema) : undefined;
   const store = bulk ?? opened;
   const newApps = plan.users.slice(from, to).flatMap((u) => u.apps.map((a) => plan.apps[a]!));

@@ -20,19 +20,16 @@
  */
 import pg from 'pg';
 import { categoryOf, newEventId, type AppendOptions, type EventStore, type KeyRelease, type NewEvent } from '../../../infra/event-store/port.ts';
-import { checkKeyChanges } from '../../../infra/event-store/data-keys.ts';
+import { checkKeyChanges, releasedUses, type CheckedKeyChanges } from '../../../infra/event-store/data-keys.ts';
 import { tagsOf } from '../../../infra/event-store/tags.ts';
-import { POSITION_LOCK_CLASS, quoteSchema } from '../../../infra/event-store/postgres/identifiers.ts';
+import { literal, POSITION_LOCK_CLASS, quoteSchema } from '../../../infra/event-store/postgres/identifiers.ts';
 import { relayTagger } from '../../../apps/boot/stores.ts';
 import type { Writable } from './writer.ts';
 
-interface Pending {
+interface Pending extends Pick<CheckedKeyChanges, 'put' | 'release' | 'destroy'> {
   readonly stream: string;
   readonly events: readonly NewEvent[];
   readonly from: bigint;
-  readonly put: ReadonlyArray<{ id: string; scope: string; subject: string; wrapped: string; uses: number; expiresAt: Date }>;
-  readonly release: ReadonlyArray<{ id: string; uses: number }>;
-  readonly destroy: readonly string[];
   readonly settle: { resolve: (value: { nextVersion: bigint; lastPosition: bigint }) => void; reject: (error: unknown) => void };
 }
 
@@ -43,7 +40,7 @@ const CONNECTIONS = 2;
 
 const transactionSql = (schema: string) => {
   const s = quoteSchema(schema);
-  const lock = `${POSITION_LOCK_CLASS}, hashtext('${schema}')`;
+  const lock = `${POSITION_LOCK_CLASS}, hashtext(${literal(schema)})`;
   return {
     lock: `SELECT pg_advisory_lock(${lock}), pg_current_xact_id()`,
     unlock: `SELECT pg_advisory_unlock(${lock})`,
@@ -69,7 +66,7 @@ const transactionSql = (schema: string) => {
 };
 
 export interface PostgresBulkWriter extends Writable {
-  /** Writes what is pending and closes its connection (the store stays open). */
+  /** Writes what is pending and closes its connections (the store stays open). */
   close(): Promise<void>;
 }
 
@@ -98,12 +95,11 @@ export const createPostgresBulkWriter = async (store: EventStore, connectionStri
     const metadata: string[] = [];
     const recordedAt: Array<string | null> = [];
     const tagsByEvent = new Map<string, readonly string[]>();
+    /** Each append's last event id (what its settled position is read by). */
     const lastIds: Array<string | undefined> = [];
     for (const append of batch) {
-      lastIds.push(undefined);
       append.events.forEach((event, i) => {
         const id = event.id ?? newEventId();
-        lastIds[lastIds.length - 1] = id;
         ids.push(id);
         streams.push(append.stream);
         categories.push(categoryOf(append.stream));
@@ -115,6 +111,7 @@ export const createPostgresBulkWriter = async (store: EventStore, connectionStri
         const tags = tagsOf(relayTagger, { streamName: append.stream, type: event.type, data: event.data ?? null });
         if (tags.length > 0) tagsByEvent.set(id, tags);
       });
+      lastIds.push(append.events.length > 0 ? ids.at(-1) : undefined);
     }
     const put = batch.flatMap((a) => a.put);
     const release = batch.flatMap((a) => a.release);
@@ -201,8 +198,6 @@ export const createPostgresBulkWriter = async (store: EventStore, connectionStri
       schedule();
     });
 
-  const releases = (list: readonly KeyRelease[]) => list.map((r) => (typeof r === 'string' ? { id: r, uses: 1 } : { id: r.id, uses: r.uses }));
-
   return {
     appendToStream(stream: string, events: readonly NewEvent[], options?: AppendOptions) {
       const expected = options?.expectedVersion;
@@ -217,7 +212,7 @@ export const createPostgresBulkWriter = async (store: EventStore, connectionStri
     },
     keys: {
       async release(list: readonly KeyRelease[]) {
-        await enqueue({ stream: '', events: [], from: 0n, put: [], release: releases(list), destroy: [] });
+        await enqueue({ stream: '', events: [], from: 0n, put: [], release: releasedUses(list, 'release'), destroy: [] });
       },
     },
     async close() {
