@@ -56,7 +56,9 @@ describe('billing on a private Litecoin chain', () => {
     await waitFor(async () => ((await statusOf()).status === 'paid' ? true : undefined), 30_000, 'paid');
     await waitFor(async () => {
       const sent = await api(relay, 'POST', '/messages/send', { key: secret, body: { messages: [{ appId, messenger: 'signal', contactId: '+15550700001', message: 'paid in LTC' }] } });
-      return Number(sent.headers.get('x-ratelimit-remaining')) >= 1990 ? true : undefined;
+      // Every try is a send that counts: above the free limit's 600 a minute is the paid limit,
+      // however many tries it took the paid tier to reach the API thread (at least 1,600 of 2,000 left).
+      return Number(sent.headers.get('x-ratelimit-remaining')) > 600 ? true : undefined;
     }, 10_000, 'the paid send limit');
   });
 });

@@ -10,6 +10,7 @@ import { createWalletRpcClient, type WalletRpcClient } from '../../infra/payment
 import { api, createAccount, createApp, createKey, dashboard, waitFor, type Account } from '../support/account-fixture.ts';
 import { startMoneroLocal, type MoneroLocal } from '../support/monero-global-setup.ts';
 import { chainForSuite } from '../support/local-chain.ts';
+import { daemonPost, moneroCustomer, type MoneroCustomer } from '../support/monero-customer.ts';
 import { startRelayProcess, type RelayProcess } from '../support/relay-process.ts';
 
 const CONFIRMATIONS = 3;
@@ -38,14 +39,10 @@ describe('billing on a private Monero chain', () => {
         ...env,
       },
     });
-  const mine = (blocks: number) => daemon.call('generateblocks', { amount_of_blocks: blocks, wallet_address: local!.customerAddress });
-  /** The customer pays `amount` piconero to the invoice's address; the transaction id. */
-  const pay = async (address: string, amount: bigint) => {
-    await customer.call('refresh');
-    const sent = (await customer.call('transfer', { destinations: [{ amount, address }], account_index: 0, priority: 0 })) as { tx_hash?: unknown };
-    if (typeof sent.tx_hash !== 'string') throw new Error('the customer wallet gave no transaction id');
-    return sent.tx_hash;
-  };
+  let paying: MoneroCustomer;
+  const mine = (blocks: number) => paying.mine(blocks);
+  /** The customer pays `amount` piconero to the invoice's address; the transaction id, once a block would take it. */
+  const pay = (address: string, amount: bigint) => paying.pay(address, amount);
   const piconero = (xmr: string) => BigInt(xmr.replace('.', ''));
   const createInvoice = async () => {
     const created = await dashboard(relay, payer, 'POST', '/invoices', { asset: 'XMR', planId: 'paid-monthly' });
@@ -65,8 +62,9 @@ describe('billing on a private Monero chain', () => {
     if (!local) return;
     customer = createWalletRpcClient({ url: local.customerWalletRpcUrl, timeoutMs: 30_000 });
     daemon = createWalletRpcClient({ url: local.daemonRpcUrl, timeoutMs: 60_000 });
+    paying = moneroCustomer({ customer, daemon, daemonRpcUrl: local.daemonRpcUrl, customerAddress: local.customerAddress });
     // Whatever an earlier suite left in the pool is mined, so that each block holds only this suite's payments.
-    await mine(1);
+    await paying.mineAnyway(1);
     relay = await start();
     payer = await createAccount(relay, 'monero.payer@example.com');
     appId = (await createApp(relay, payer, ['signal'], 'Monero bot')).appId;
@@ -99,7 +97,9 @@ describe('billing on a private Monero chain', () => {
     for (const key of keys) {
       await waitFor(async () => {
         const sent = await api(relay, 'POST', '/messages/send', { key, body: { messages: [{ appId, messenger: 'signal', contactId: '+15550600001', message: 'paid' }] } });
-        return Number(sent.headers.get('x-ratelimit-remaining')) >= 1990 ? true : undefined;
+        // Every try is a send that counts: above the free limit's 600 a minute is the paid limit,
+        // however many tries it took the paid tier to reach the API thread (at least 1,600 of 2,000 left).
+        return Number(sent.headers.get('x-ratelimit-remaining')) > 600 ? true : undefined;
       }, 10_000, 'the paid send limit');
     }
   });
@@ -108,8 +108,7 @@ describe('billing on a private Monero chain', () => {
     if (!local) return skip(skipReason);
     const invoice = await createInvoice();
     await pay(invoice.address, piconero(invoice.amount) / 2n);
-    // Seen in the pool before the blocks are mined (as the paid test does): under load the transfer
-    // could reach the daemon's pool after the blocks, and then nothing confirmed it (session 30).
+    // Seen by Relay in the pool before the blocks are mined, as the paid test does.
     await until(invoice.invoiceId, (s) => s.payments.length === 1, 'the partial payment seen');
     await mine(CONFIRMATIONS);
     const partial = await until(invoice.invoiceId, (s) => s.payments[0]?.confirmations >= CONFIRMATIONS, 'the partial payment confirmed');
@@ -133,8 +132,7 @@ describe('billing on a private Monero chain', () => {
     await mine(CONFIRMATIONS - 1);
     await until(invoice.invoiceId, (s) => s.payments[0]?.confirmations === CONFIRMATIONS - 1, `${CONFIRMATIONS - 1} confirmations`);
     // Two blocks taken back, one mined: the transaction is in the new block, with one confirmation.
-    const popped = await fetch(`${local!.daemonRpcUrl}/pop_blocks`, { method: 'POST', body: JSON.stringify({ nblocks: CONFIRMATIONS - 1 }) });
-    expect(((await popped.json()) as { status: string }).status).toBe('OK');
+    await daemonPost(local!.daemonRpcUrl, '/pop_blocks', { nblocks: CONFIRMATIONS - 1 });
     await mine(1);
     const reorganised = await until(invoice.invoiceId, (s) => s.payments[0]?.confirmations === 1, 'the confirmations taken away');
     expect(reorganised.status).toBe('confirming');

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'v
 import { paymentProcessorContract } from '../../../test/contracts/payment-processor.contract.ts';
 import { startMoneroLocal, type MoneroLocal } from '../../../test/support/monero-global-setup.ts';
 import { chainForSuite } from '../../../test/support/local-chain.ts';
+import { daemonPost, moneroCustomer } from '../../../test/support/monero-customer.ts';
 import { freePort } from '../../../test/support/relay-process.ts';
 import { PaymentProcessorError, PaymentProcessorUnavailableError } from '../port.ts';
 import { createMoneroPaymentProcessor } from './monero-payment-processor.ts';
@@ -24,13 +25,6 @@ beforeEach((context) => {
 
 const processorOn = (url: string, timeoutMs = 10_000) => createMoneroPaymentProcessor({ walletRpcUrl: url, network: local!.network, timeoutMs });
 
-/** monerod's other (non JSON-RPC) routes, such as /pop_blocks. */
-const daemonPost = async (route: string, body: unknown) => {
-  const response = await fetch(`${local!.daemonRpcUrl}${route}`, { method: 'POST', body: JSON.stringify(body), signal: AbortSignal.timeout(60_000) });
-  const answer = (await response.json()) as { status?: string };
-  if (answer.status !== 'OK') throw new Error(`monerod ${route} answered ${JSON.stringify(answer)}`);
-};
-
 /**
  * Starts each test on an empty pool, so that a block holds only the test's payments: what an
  * earlier test left is mined. A transaction that monerod will not mine again (after a
@@ -52,23 +46,16 @@ describe('Monero over monero-wallet-rpc (regtest)', () => {
     const processor = processorOn(local!.walletRpcUrl);
     const customer = createWalletRpcClient({ url: local!.customerWalletRpcUrl, timeoutMs: 20_000 });
     const daemon = createWalletRpcClient({ url: local!.daemonRpcUrl, timeoutMs: 60_000 });
-    const mine = async (blocks: number) => {
-      await daemon.call('generateblocks', { amount_of_blocks: blocks, wallet_address: local!.customerAddress });
-    };
-    await settle(daemon, customer, mine);
+    const { pay, mine, mineAnyway } = moneroCustomer({ customer, daemon, daemonRpcUrl: local!.daemonRpcUrl, customerAddress: local!.customerAddress });
+    await settle(daemon, customer, mineAnyway);
     return {
       processor,
       amount: 1_234_567_890_123n, // about 1.23 XMR
       visibleWithinMs: 20_000,
-      pay: async (address, amount) => {
-        await customer.call('refresh');
-        const sent = (await customer.call('transfer', { destinations: [{ amount, address }], account_index: 0, priority: 0 })) as { tx_hash?: unknown };
-        if (typeof sent.tx_hash !== 'string') throw new Error('the customer wallet gave no transaction id');
-        return sent.tx_hash;
-      },
+      pay,
       mine,
       reorg: async (depth) => {
-        await daemonPost('/pop_blocks', { nblocks: depth });
+        await daemonPost(local!.daemonRpcUrl, '/pop_blocks', { nblocks: depth });
         await mine(1);
       },
       reopen: async () => processorOn(local!.walletRpcUrl),
