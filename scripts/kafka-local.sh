@@ -98,6 +98,9 @@ start() {
       kafka.tools.StorageTool format -t "$cluster_id" -c "$data/server.properties" -g >/dev/null
   fi
   say "starting on 127.0.0.1:$port (data in $data)"
+  # A partition holds a file open (and maps two): with a topic per app, this limit bounds the apps
+  # the broker can carry (README, "On Kafka"). Said, not raised: raising it needs privileges.
+  say "open-files limit $(ulimit -n) (a partition holds one), vm.max_map_count $(cat /proc/sys/vm/max_map_count 2>/dev/null || echo unknown) (a partition maps two)"
   # shellcheck disable=SC2086
   nohup java ${KAFKA_HEAP_OPTS:--Xms256m -Xmx768m} -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
     -Djava.awt.headless=true -Dlog4j.configuration="file:$here/kafka/log4j.properties" \
