@@ -144,6 +144,9 @@ const runBackend = async (backend: 'embedded' | 'kafka', anchorBase: string, pla
       extraEvents = growth.extraEvents;
       lastHead = growth.head;
       from = users;
+      // A kept store can be measured again (--kept, scripts/bench/profile-threads.ts), also when this
+      // point's measurement fails: the probe's keys beside it before it is measured.
+      if (argv.includes('--keep') && !kept) fs.writeFileSync(path.join(dataDir, 'probe-keys.json'), JSON.stringify(registry.probe), { mode: 0o600 });
       const figures: PointFigures = await measurePoint(
         {
           env,
@@ -166,8 +169,6 @@ const runBackend = async (backend: 'embedded' | 'kafka', anchorBase: string, pla
       );
       run.points.push(figures);
       fs.writeFileSync(resultsFile, JSON.stringify({ sizes, points, runs: [...done, run] }, null, 1));
-      // A kept store can be measured again by hand (scripts/bench/profile-threads.ts): the probe's keys beside it.
-      if (argv.includes('--keep') && !kept) fs.writeFileSync(path.join(dataDir, 'probe-keys.json'), JSON.stringify(registry.probe), { mode: 0o600 });
     }
     return run;
   } finally {
