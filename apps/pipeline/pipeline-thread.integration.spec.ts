@@ -62,6 +62,20 @@ describe('the delivery pipeline thread (role all)', () => {
     expect(await thread.metrics()).toEqual([]);
   });
 
+  it.runIf(process.platform === 'linux')('runs at the configured nice value once it has started', async () => {
+    const nices = () =>
+      fs.readdirSync('/proc/self/task').map((task) => {
+        const stat = fs.readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+      });
+    expect(nices()).not.toContain(7);
+    const thread = await startPipelineThread(configFor({ PIPELINE_THREAD_NICE: '7' }), silent);
+    started.push(thread);
+    // One thread of this process, the pipeline's: lowered after its start (which ran at the
+    // process's priority, not to be starved by the API thread's restore), before it said ready.
+    expect(nices().filter((nice) => nice === 7)).toHaveLength(1);
+  });
+
   it('takes a heap limit of at least 128 MB, 1 GB by default, and a young generation of 8 MB by default', () => {
     expect(configFor().PIPELINE_THREAD_HEAP_MB).toBe(1024);
     expect(() => configFor({ PIPELINE_THREAD_HEAP_MB: '100' })).toThrow(new ConfigError('Invalid configuration PIPELINE_THREAD_HEAP_MB="100": Too small: expected number to be >=128'));

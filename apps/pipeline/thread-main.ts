@@ -17,12 +17,6 @@ const port = parentPort!;
 const { config } = workerData as { config: Config };
 const say = (message: FromPipeline) => port.postMessage(message);
 const log = createLogger(config.LOG_LEVEL).child({ thread: 'pipeline' });
-const priority = lowerThisThreadPriority(config.PIPELINE_THREAD_NICE);
-if (config.PIPELINE_THREAD_NICE !== 0) {
-  const runsAt = priority === 'idle' ? 'SCHED_IDLE' : priority === undefined ? "the API thread's priority (not lowered here)" : `nice ${priority}`;
-  log.info({ asked: config.PIPELINE_THREAD_NICE, runsAt }, `the pipeline thread runs at ${runsAt}`);
-}
-
 // The code is loaded by now; the stores are opened when the API thread says (pipeline-thread.ts).
 await new Promise<void>((resolve) => {
   const onStart = (message: ToPipeline) => {
@@ -49,6 +43,15 @@ try {
   process.exit(1); // in a worker thread: ends this thread only
 }
 
+// Lowered once the pipeline runs: a start's health waits for this thread's restore, which at the
+// lowest priority got what the API thread's restore and V8's helpers left of two cores (issue 49,
+// session 40). From here on it yields to the API thread, as PIPELINE_THREAD_NICE says.
+const priority = lowerThisThreadPriority(config.PIPELINE_THREAD_NICE);
+if (config.PIPELINE_THREAD_NICE !== 0) {
+  const runsAt = priority === 'idle' ? 'SCHED_IDLE' : priority === undefined ? "the API thread's priority (not lowered here)" : `nice ${priority}`;
+  log.info({ asked: config.PIPELINE_THREAD_NICE, runsAt }, `the pipeline thread runs at ${runsAt}`);
+}
+
 /** The users whose changes the API thread follows (a live page is open there), and how to stop. */
 const watching = new Map<string, (() => void) | undefined>();
 
@@ -58,22 +61,26 @@ const follow = (model: StatisticsModel, userId: string) => {
 };
 
 /**
- * The statistics model starts once the pipeline runs, not before it is ready: its replay since its
- * last snapshot (the whole history the first time) must not hold deliveries or a restart's
- * health. Until it has caught up, a page is told the statistics are starting.
+ * The statistics model starts once the pipeline runs and has said so: its replay since its last
+ * snapshot (the whole history the first time) must not hold deliveries or a restart's health, nor
+ * must its restore, which reads and parses its snapshot without yielding (0.5–1 s at 10,000
+ * users): it begins a turn of the event loop after `ready` is posted. Until it has caught up, a
+ * page is told the statistics are starting.
  */
 let statistics: StatisticsModel | undefined;
-const startingStatistics = startStatisticsModel(relay.ctx.store, relay.ctx.log.child({ component: 'statistics' }), statisticsSnapshotFile(config)).then(
-  (model) => {
-    statistics = model;
-    for (const userId of watching.keys()) follow(model, userId);
-    return model;
-  },
-  (error: unknown) => {
-    relay.ctx.log.error({ err: error }, 'the statistics model could not start; the statistics pages say so');
-    return undefined;
-  },
-);
+const startingStatistics = new Promise<void>((resolve) => setImmediate(resolve))
+  .then(() => startStatisticsModel(relay.ctx.store, relay.ctx.log.child({ component: 'statistics' }), statisticsSnapshotFile(config)))
+  .then(
+    (model) => {
+      statistics = model;
+      for (const userId of watching.keys()) follow(model, userId);
+      return model;
+    },
+    (error: unknown) => {
+      relay.ctx.log.error({ err: error }, 'the statistics model could not start; the statistics pages say so');
+      return undefined;
+    },
+  );
 
 port.on('message', (message: ToPipeline) => {
   switch (message.type) {
