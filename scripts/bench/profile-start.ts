@@ -3,14 +3,17 @@
  * `relay start` (the environment's settings: DATA_DIR, PORT, EVENT_STORE, BROKER, …) under V8's
  * CPU profiler (`--cpu-prof`, one profile per thread), times it from spawn to health 200, stops it
  * (SIGTERM), and prints per thread what it did before health 200: the time sampled, by activity
- * (idle, garbage collection, compiling, the rest) and the functions with the most self time.
- * Issue 49: the restart of a large store. Profiles are kept in `/tmp/relay-start-profile/`.
+ * (idle, garbage collection, the rest), the functions with the most self time, and a timeline: in
+ * each quarter second since spawn, where the thread's samples were (by Relay's own function on the
+ * stack, else the sampled one). The timeline is how session 40 saw the pipeline thread wait for
+ * the API thread's restore. Issue 49: the restart of a large store. Profiles are kept in
+ * `/tmp/relay-start-profile/`.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { selfTimes, type Profile } from './cpu-profile.ts';
+import { selfTimes, timeline, type Profile } from './cpu-profile.ts';
 
 const top = Number(process.argv[2] ?? 20);
 const dir = '/tmp/relay-start-profile';
@@ -60,6 +63,10 @@ const main = async () => {
     const from = (profile.startTime - spawnedUs) / 1000;
     console.log(`\n${file}: from ${from.toFixed(0)} ms after spawn; ${[...activity].map(([k, ms]) => `${k} ${ms.toFixed(0)} ms`).join(', ')}`);
     for (const { name, ms } of selfTimes(profile, top)) console.log(`  ${ms.toFixed(1).padStart(8)} ms  ${name}`);
+    console.log('  timeline (s after spawn: the three largest shares of the quarter, ms):');
+    for (const { atUs, shares } of timeline(profile, spawnedUs, 250_000, 3)) {
+      console.log(`  ${(atUs / 1e6).toFixed(2).padStart(6)}  ${shares.map(({ name, ms }) => `${name} ${ms.toFixed(0)}`).join(' | ')}`);
+    }
   }
 };
 
