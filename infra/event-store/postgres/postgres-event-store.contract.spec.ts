@@ -343,6 +343,38 @@ if (reason !== undefined) {
       }
     });
 
+    it('reports an append as appended when its answer came after its query timeout (the process frozen meanwhile), once', async () => {
+      const store = open({ queryTimeoutMs: 1_000 });
+      const schema = schemas.at(-1)!;
+      await store.appendToStream('frozen-0', [{ type: 'T', data: 0 }]); // the schema ready
+      // Another transaction holds the events table, so the append waits inside PostgreSQL.
+      const holder = new pg.Client({ connectionString });
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query(`LOCK TABLE "${schema}".events IN EXCLUSIVE MODE`);
+        const appending = store.appendToStream('frozen-1', [
+          { type: 'T', data: 1 },
+          { type: 'T', data: 2 },
+        ]);
+        await vi.waitFor(async () => {
+          const rows = await admin((client) => client.query(`SELECT 1 FROM pg_stat_activity WHERE query LIKE '%append_events%' AND wait_event_type = 'Lock'`));
+          expect(rows.rowCount).toBe(1);
+        }, { timeout: 5_000, interval: 20 });
+        // Let it go and, at once, stand still past its timeout, as a SIGSTOPped process does:
+        // PostgreSQL commits and answers meanwhile, and once this thread runs again the
+        // timeout's timer fires before the answer is read.
+        await holder.query('COMMIT');
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1_500);
+        const appended = await appending;
+        const { events } = await store.readStream('frozen-1');
+        expect(events.map((event) => event.data)).toEqual([1, 2]);
+        expect(appended).toEqual({ nextVersion: events[1]!.streamVersion, lastPosition: events[1]!.globalPosition });
+      } finally {
+        await holder.end();
+      }
+    });
+
     it('of many concurrent appends with the same expected version, exactly one wins', async () => {
       const store = open({ poolSize: 20 });
       const other = open({ schema: schemas.at(-1)! });

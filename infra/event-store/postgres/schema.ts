@@ -156,6 +156,7 @@ export const statements = (schema: string) => {
   return {
     append: `SELECT ok, version, last_position, gone FROM ${s}.append_events($1, $2, $3, $4::text[], $5::text[], $6::json[], $7::json[], $8::timestamptz[], $9::int[], $10::text[], $11::json)`,
     streamVersion: `SELECT version FROM ${s}.streams WHERE stream_name = $1`,
+    committedEvent: `SELECT stream_version, global_position FROM ${s}.events WHERE event_id = $1`,
     readStream: `SELECT ${eventColumns} FROM ${s}.events e WHERE e.stream_name = $1 ORDER BY e.stream_version`,
     safeHead: `SELECT ${safeHeadSql(s)} AS head`,
     committedHead: `SELECT coalesce(max(global_position), 0) AS head FROM ${s}.events`,
