@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import path from 'node:path';
+import { setImmediate } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { defaultDeliveryPolicy } from '../../domain/delivery/policy.ts';
 import { createMessageSealer } from '../../infra/crypto/message-sealer.ts';
@@ -80,7 +81,7 @@ export const openContext = async (
     // restore below, which reads and parses its snapshot without yielding: at 10,000 users the
     // pipeline thread otherwise heard of it 1.2 s late, and restored after this thread instead
     // of beside it (issue 49, session 40).
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await setImmediate();
   }
   const projections = await startProjectionRunner(store, models.all, log.child({ component: 'projections' }), {
     file: readModelsSnapshotFile(config),

@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 import { startParts, type RunningRelay } from '../boot/runtime.ts';
 import type { Config } from '../services/config.ts';
@@ -68,7 +69,7 @@ const follow = (model: StatisticsModel, userId: string) => {
  * page is told the statistics are starting.
  */
 let statistics: StatisticsModel | undefined;
-const startingStatistics = new Promise<void>((resolve) => setImmediate(resolve))
+const startingStatistics = setImmediate()
   .then(() => startStatisticsModel(relay.ctx.store, relay.ctx.log.child({ component: 'statistics' }), statisticsSnapshotFile(config)))
   .then(
     (model) => {

@@ -14,19 +14,36 @@ export interface Profile {
   timeDeltas?: number[];
 }
 
+/** The time sample `i` stands for, in ms: until the next sample (V8's deltas lead to each sample). */
+const sampleMs = (profile: Profile, i: number): number => (profile.timeDeltas?.[i + 1] ?? profile.timeDeltas?.[i] ?? 0) / 1000;
+
+/** What a thread did in a sample: V8's pseudo-frames, else JavaScript (builtins included). */
+export type Activity = 'idle' | 'gc' | 'program' | 'javascript';
+const PSEUDO_FRAMES: Readonly<Record<string, Activity>> = { '(idle)': 'idle', '(garbage collector)': 'gc', '(program)': 'program' };
+export const activityOf = (functionName: string): Activity => PSEUDO_FRAMES[functionName] ?? 'javascript';
+
+/** Time per activity (ms) in a V8 CPU profile. */
+export const activityTimes = (profile: Profile): Map<Activity, number> => {
+  const byNode = new Map(profile.nodes.map((node) => [node.id, node]));
+  const times = new Map<Activity, number>();
+  (profile.samples ?? []).forEach((id, i) => {
+    const activity = activityOf(byNode.get(id)?.callFrame.functionName ?? '');
+    times.set(activity, (times.get(activity) ?? 0) + sampleMs(profile, i));
+  });
+  return times;
+};
+
 /** Self time per function (ms), largest first, from a V8 CPU profile. */
 export const selfTimes = (profile: Profile, top: number): Array<{ name: string; ms: number }> => {
   const byNode = new Map(profile.nodes.map((node) => [node.id, node]));
   const ms = new Map<string, number>();
-  const samples = profile.samples ?? [];
-  const deltas = profile.timeDeltas ?? [];
-  for (let i = 0; i < samples.length; i++) {
-    const node = byNode.get(samples[i]!);
-    if (!node) continue;
+  (profile.samples ?? []).forEach((id, i) => {
+    const node = byNode.get(id);
+    if (!node) return;
     const { functionName, url, lineNumber } = node.callFrame;
     const name = `${functionName || '(anonymous)'} ${url.replace(/^.*\/(dist|node_modules)\//, '$1/')}:${lineNumber + 1}`;
-    ms.set(name, (ms.get(name) ?? 0) + (deltas[i + 1] ?? deltas[i] ?? 0) / 1000);
-  }
+    ms.set(name, (ms.get(name) ?? 0) + sampleMs(profile, i));
+  });
   return [...ms].map(([name, t]) => ({ name, ms: t })).sort((a, b) => b.ms - a.ms).slice(0, top);
 };
 
@@ -45,7 +62,7 @@ export const timeline = (profile: Profile, originUs: number, slotUs: number, top
   for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
   const label = (id: number): string => {
     const sampled = byNode.get(id)!.callFrame;
-    if (sampled.functionName === '(idle)' || sampled.functionName === '(garbage collector)' || sampled.functionName === '(program)') return sampled.functionName;
+    if (activityOf(sampled.functionName) !== 'javascript') return sampled.functionName;
     for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
       const { functionName, url, lineNumber } = byNode.get(at)!.callFrame;
       if (ownCode(url)) return `${functionName || '(anonymous)'} ${url.split('/').pop()}:${lineNumber + 1}`;
@@ -59,7 +76,7 @@ export const timeline = (profile: Profile, originUs: number, slotUs: number, top
     const slot = Math.floor((t - originUs) / slotUs);
     const shares = slots.get(slot) ?? new Map<string, number>();
     const name = label(id);
-    shares.set(name, (shares.get(name) ?? 0) + profile.timeDeltas![i]! / 1000);
+    shares.set(name, (shares.get(name) ?? 0) + sampleMs(profile, i));
     slots.set(slot, shares);
   });
   return [...slots]

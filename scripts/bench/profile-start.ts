@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { selfTimes, timeline, type Profile } from './cpu-profile.ts';
+import { activityTimes, selfTimes, timeline, type Profile } from './cpu-profile.ts';
 
 const top = Number(process.argv[2] ?? 20);
 const dir = '/tmp/relay-start-profile';
@@ -53,13 +53,7 @@ const main = async () => {
   await exited;
   for (const file of fs.readdirSync(dir).sort()) {
     const profile = before(JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as Profile, healthUs);
-    const byNode = new Map(profile.nodes.map((n) => [n.id, n.callFrame.functionName]));
-    const activity = new Map<string, number>();
-    (profile.samples ?? []).forEach((id, i) => {
-      const name = byNode.get(id) ?? '';
-      const kind = name === '(idle)' ? 'idle' : name === '(garbage collector)' ? 'gc' : name === '(program)' ? 'program' : 'javascript';
-      activity.set(kind, (activity.get(kind) ?? 0) + profile.timeDeltas![i]! / 1000);
-    });
+    const activity = activityTimes(profile);
     const from = (profile.startTime - spawnedUs) / 1000;
     console.log(`\n${file}: from ${from.toFixed(0)} ms after spawn; ${[...activity].map(([k, ms]) => `${k} ${ms.toFixed(0)} ms`).join(', ')}`);
     for (const { name, ms } of selfTimes(profile, top)) console.log(`  ${ms.toFixed(1).padStart(8)} ms  ${name}`);

@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import WebSocket from 'ws';
-import { selfTimes, type Profile } from './cpu-profile.ts';
+import { activityTimes, selfTimes, type Profile } from './cpu-profile.ts';
 
 interface Reply {
   id?: number;
@@ -61,7 +61,7 @@ const main = async () => {
       const { profile } = (await call(sessionId, 'Profiler.stop')) as unknown as { profile: Profile };
       const thread = index === 0 ? 'main' : `worker-${index}`;
       fs.writeFileSync(`/tmp/relay-profile-${thread}.cpuprofile`, JSON.stringify(profile));
-      const busy = selfTimes(profile, 1_000_000).filter((f) => !/^\((idle|program|garbage collector)\)/.test(f.name)).reduce((n, f) => n + f.ms, 0);
+      const busy = activityTimes(profile).get('javascript') ?? 0;
       console.log(`\n== ${thread}: ${busy.toFixed(0)} ms of JavaScript in ${seconds} s (${((busy / seconds / 1000) * 100).toFixed(1)} % of a core)`);
       for (const f of selfTimes(profile, top)) console.log(`${f.ms.toFixed(1).padStart(9)} ms  ${f.name}`);
     }
