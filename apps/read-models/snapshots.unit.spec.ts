@@ -45,6 +45,22 @@ describe('read-model snapshots', () => {
     await store.close();
   });
 
+  it('read back text beyond ASCII as it was (a key preview ends in "…")', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'read-models.sqlite.json');
+    const store = createSqliteEventStore({ path: path.join(dir, 'events.db'), synchronous: 'normal' });
+    const name = 'Zoë 🚀 …';
+    await store.appendToStream('user-u1', [{ ...registered('u1'), data: { ...registered('u1').data, name } }]);
+    const [event] = await store.readAll({ after: 0n, limit: 1 });
+    const models = createReadModels();
+    for (const projection of models.all) projection.apply(event!);
+    saveSnapshot(file, models.all, { position: event!.globalPosition, eventId: event!.id });
+    const restored = createReadModels();
+    expect(await restoreSnapshot(file, store, restored.all)).toEqual({ position: event!.globalPosition, eventId: event!.id });
+    expect(restored.users.user('u1')?.name).toBe(name);
+    await store.close();
+  });
+
   it('give a thread only the models it keeps, without reading the others (the credentials, in role all’s pipeline thread)', async () => {
     const { file, store, checkpoint } = await saved();
     // The credentials' section made unreadable: a thread that keeps them refuses the snapshot,
