@@ -41,8 +41,10 @@ export const groupKeyOf = async (keys: KeyVault, sealer: MessageSealer, state: G
   return { id: state.keyId, raw: await openGroupKey(keys, sealer, state.keyId), changes: { require: [state.keyId] } };
 };
 
-export const openGroupKey = async (keys: KeyVault, sealer: MessageSealer, keyId: string): Promise<Buffer> => {
-  const wrapped = (await keys.get([keyId], new Date())).get(keyId);
+export const openGroupKey = async (keys: KeyVault, sealer: MessageSealer, keyId: string): Promise<Buffer> => unwrapGroupKey(sealer, keyId, (await keys.get([keyId], new Date())).get(keyId));
+
+/** A group's key from its wrapped form as the key vault returned it (undefined: the vault no longer holds it). */
+export const unwrapGroupKey = (sealer: MessageSealer, keyId: string, wrapped: string | undefined): Buffer => {
   if (wrapped === undefined) throw new GroupKeyGoneError(`The data key of a group is gone (${keyId})`);
   return sealer.unwrap(wrapped);
 };

@@ -46,6 +46,14 @@ describe('group administrator', () => {
       { type: 'AppMessengerAdded', data: { appId: 'app_1', appMessengerId: 'am_1', messenger: 'signal', status: 'processing', addedAt: at } },
       { type: 'AppMessengerProvisioned', data: { appId: 'app_1', appMessengerId: 'am_1', address: BOT, provisionedAt: at } },
     ]);
+    // Two more bots of their own apps, for the tests of several groups.
+    for (const n of [2, 3]) {
+      await store.appendToStream(`app-app_${n}`, [
+        { type: 'AppCreated', data: { appId: `app_${n}`, userId: 'usr_1', createdAt: at, name: `Bot ${n}`, protocol: ['signal'], status: 'active', deliveryType: 'poll', webhookUrl: null, webhookAuthType: null, webhookAuthSecretEncrypted: null, webhookAuthHeaderName: null, apiKeyId: null } },
+        { type: 'AppMessengerAdded', data: { appId: `app_${n}`, appMessengerId: `am_${n}`, messenger: 'signal', status: 'processing', addedAt: at } },
+        { type: 'AppMessengerProvisioned', data: { appId: `app_${n}`, appMessengerId: `am_${n}`, address: `${BOT.slice(0, -1)}${n}`, provisionedAt: at } },
+      ]);
+    }
     const models = createReadModels();
     const runner: ProjectionRunner = await startProjectionRunner(store, models.all, log);
     closers.push(() => runner.stop());
@@ -73,22 +81,23 @@ describe('group administrator', () => {
       closers.push(() => administrator.stop());
       return administrator;
     };
-    const request = async (requestId: string, contactId: string) => {
+    const request = async (requestId: string, contactId: string, n = 1) => {
+      const [appId, appMessengerId] = [`app_${n}`, `am_${n}`];
       let key: GroupKey | undefined;
       const result = await handleCommand(
         store,
-        groupStreamName('am_1'),
+        groupStreamName(appMessengerId),
         groupDecider,
         async (state) => {
-          key = await groupKeyOf(store.keys, sealer, state, 'app_1', 'am_1');
-          return { type: 'RequestGroupChange' as const, data: { appId: 'app_1', appMessengerId: 'am_1', messenger: 'signal' as const, requestId, operation: 'add-member' as const, sealed: sealGroupField(sealer, key.raw, 'am_1', 'contact', contactId), keyId: key.id, groupName: 'Bot', now: new Date() } };
+          key = await groupKeyOf(store.keys, sealer, state, appId, appMessengerId);
+          return { type: 'RequestGroupChange' as const, data: { appId, appMessengerId, messenger: 'signal' as const, requestId, operation: 'add-member' as const, sealed: sealGroupField(sealer, key.raw, appMessengerId, 'contact', contactId), keyId: key.id, groupName: 'Bot', now: new Date() } };
         },
         { actor: 'test' },
         { keys: () => key?.changes },
       );
       expect(result.ok).toBe(true);
     };
-    const types = async () => (await store.readStream(groupStreamName('am_1'))).events.map((e) => e.type);
+    const types = async (n = 1) => (await store.readStream(groupStreamName(`am_${n}`))).events.map((e) => e.type);
     return { store, daemon, start, request, types, simulator };
   };
 
@@ -129,6 +138,25 @@ describe('group administrator', () => {
     await eventually(() => expect(daemon.calls - callsAt).toBeGreaterThanOrEqual(3), 10_000);
     // One group, read at most 4 times a second (unpaced, an interval of 20 ms reads it about 50 times a second).
     expect(Date.now() - from).toBeGreaterThanOrEqual(2 * 250 - 50);
+  });
+
+  it("reads the keys of a second's groups in one query in its periodic sweep, not one a group", async () => {
+    const { store, daemon, start, request, types } = await setUp();
+    const keyReads: number[] = [];
+    const get = store.keys.get.bind(store.keys);
+    store.keys.get = async (ids, now) => {
+      keyReads.push(ids.length);
+      return get(ids, now);
+    };
+    await start({ syncIntervalMs: 20, syncPerSecond: 30 });
+    for (const n of [1, 2, 3]) await request(`r${n}`, ALICE, n);
+    for (const n of [1, 2, 3]) await eventually(async () => expect(await types(n)).toContain('GroupMemberAdded'), 10_000);
+    const [readsAt, callsAt] = [keyReads.length, daemon.calls];
+    await eventually(() => expect(daemon.calls - callsAt).toBeGreaterThanOrEqual(12), 10_000);
+    const sweeps = keyReads.slice(readsAt);
+    // Three groups a sweep: about one key read per three member reads, each read of all three keys.
+    expect(sweeps.length).toBeLessThanOrEqual(Math.ceil((daemon.calls - callsAt) / 3) + 1);
+    expect(sweeps.filter((n) => n === 3).length).toBeGreaterThanOrEqual(3);
   });
 
   it('does not seal nor decide again a member list the read model saw recorded; a changed list is recorded', async () => {

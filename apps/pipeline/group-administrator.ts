@@ -11,7 +11,7 @@ import { GroupOperationError, type GroupActivity, type GroupAdministration, type
 import type { AppsProjection } from '../../projections/apps/apps-projection.ts';
 import type { GroupsProjection, GroupView } from '../../projections/groups/groups-projection.ts';
 import { handleCommand } from '../commands/handle-command.ts';
-import { membersDigest, openGroupField, openGroupKey, sealGroupField, sealMemberList } from '../commands/group-seal.ts';
+import { membersDigest, openGroupField, openGroupKey, sealGroupField, sealMemberList, unwrapGroupKey } from '../commands/group-seal.ts';
 import { checkpoints } from '../services/topology.ts';
 
 export interface GroupAdministratorDeps {
@@ -48,6 +48,8 @@ type Requested = Extract<GroupEvent, { type: 'GroupChangeRequested' }>;
 
 /** How long reported group activity is gathered before the groups are read again. */
 const ACTIVITY_GATHER_MS = 200;
+/** The most groups whose keys the sweep reads in one query. */
+const KEY_READ_SLICE = 100;
 
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -186,14 +188,17 @@ export const startGroupAdministrator = async (deps: GroupAdministratorDeps): Pro
     );
   }
 
-  /** Reads one group's members from its messenger and records them when they changed; `onlyGroupId`: if it is that group. */
-  const syncOne = async (view: Readonly<GroupView>, onlyGroupId?: string) => {
+  /**
+   * Reads one group's members from its messenger and records them when they changed; `onlyGroupId`:
+   * if it is that group. `wrappedKeys`: the group keys the sweep read for its slice (else its own read).
+   */
+  const syncOne = async (view: Readonly<GroupView>, onlyGroupId?: string, wrappedKeys?: ReadonlyMap<string, string>) => {
     const groups = deps.connectors.get(view.messenger)?.groups;
     const appMessenger = deps.apps.appMessenger(view.appMessengerId);
     if (!groups || !appMessenger?.address) return;
     try {
       if (view.group === null) return;
-      const raw = await openGroupKey(deps.store.keys, deps.sealer, view.keyId);
+      const raw = wrappedKeys ? unwrapGroupKey(deps.sealer, view.keyId, wrappedKeys.get(view.keyId)) : await openGroupKey(deps.store.keys, deps.sealer, view.keyId);
       const groupId = openGroupField(deps.sealer, raw, view.appMessengerId, 'group', view.group);
       if (onlyGroupId !== undefined && groupId !== onlyGroupId) return;
       await syncMembers(view, groupId, view.keyId, raw, groups, appMessenger.address, view.membersDigest);
@@ -202,17 +207,39 @@ export const startGroupAdministrator = async (deps: GroupAdministratorDeps): Pro
     }
   };
 
+  /** The keys of a slice of groups in one read of the store; undefined if it failed (each group then reads its own, and says why). */
+  const readKeys = async (views: readonly Readonly<GroupView>[]): Promise<ReadonlyMap<string, string> | undefined> => {
+    try {
+      return await deps.store.keys.get([...new Set(views.map((view) => view.keyId))], new Date());
+    } catch {
+      return undefined;
+    }
+  };
+
   let syncing: Promise<void> | undefined;
-  /** Syncs every group; `paced`: at most `syncPerSecond` a second (the periodic sweep). */
+  /**
+   * Syncs every group; `paced`: at most `syncPerSecond` a second (the periodic sweep). The groups go
+   * in slices of a second's worth (at most KEY_READ_SLICE), their keys read in one query: at 5,000
+   * groups the sweep never rests, and its key reads, one a group, were the most frequent query of a
+   * Relay at rest (issue 49, session 41).
+   */
   const syncAll = (paced = false) => {
     syncing ??= (async () => {
-      const gapMs = 1000 / (deps.syncPerSecond ?? 5);
-      for (const view of [...deps.groups.created()]) {
+      const perSecond = deps.syncPerSecond ?? 5;
+      const gapMs = 1000 / perSecond;
+      const views = [...deps.groups.created()];
+      const sliceSize = Math.min(perSecond, KEY_READ_SLICE);
+      for (let from = 0; from < views.length; from += sliceSize) {
         if (stopped) return;
-        const started = Date.now();
-        await syncOne(view);
-        const left = gapMs - (Date.now() - started);
-        if (paced && left > 0) await new Promise((resolve) => setTimeout(resolve, left).unref());
+        const slice = views.slice(from, from + sliceSize).filter((view) => view.group !== null);
+        const wrappedKeys = slice.length > 0 ? await readKeys(slice) : undefined;
+        for (const view of slice) {
+          if (stopped) return;
+          const started = Date.now();
+          await syncOne(view, undefined, wrappedKeys);
+          const left = gapMs - (Date.now() - started);
+          if (paced && left > 0) await new Promise((resolve) => setTimeout(resolve, left).unref());
+        }
       }
     })().finally(() => (syncing = undefined));
     return syncing;
