@@ -7,7 +7,7 @@ import fs from 'node:fs';
  *
  * Issue 49, session 41: one JSON text per model meant strings of up to 26 MB at 10,000 users, each
  * copied into memory the process had never touched: on this VM every 4 KiB page of it cost a fault
- * of ~15 µs, and the copies took longer than the parse. Lines of ~16 KiB are decoded into V8's young
+ * of ~12 µs, and the copies took longer than the parse. Lines of ~16 KiB are decoded into V8's young
  * generation, whose pages are reused.
  *
  * The first line is the skeleton: `{"array":n}` for an array (its entries in the next n lines, each
@@ -20,12 +20,12 @@ const LINE_BYTES = 16 * 1024;
 type Skeleton = { array: number } | { object: Record<string, unknown>; arrays: [string, number][] } | { value: unknown };
 
 /**
- * The lines of an array's entries: each line the JSON of a run of consecutive entries, the run's
- * length adjusted from line to line to come near LINE_BYTES (one JSON.stringify a line, not one
- * an entry).
+ * Appends the lines of an array's entries to `lines`, and says how many: each line the JSON of a
+ * run of consecutive entries, the run's length adjusted from line to line to come near LINE_BYTES
+ * (one JSON.stringify a line, not one an entry).
  */
-const entryLines = (entries: readonly unknown[]): string[] => {
-  const lines: string[] = [];
+const entryLines = (entries: readonly unknown[], lines: string[]): number => {
+  const before = lines.length;
   let run = 16;
   for (let i = 0; i < entries.length; ) {
     const line = JSON.stringify(entries.slice(i, i + run));
@@ -33,16 +33,15 @@ const entryLines = (entries: readonly unknown[]): string[] => {
     i += run;
     run = Math.max(1, Math.round((run * LINE_BYTES) / line.length));
   }
-  return lines;
+  return lines.length - before;
 };
 
 /** A model's snapshot as the bytes of its section. */
 export const encodeSection = (value: unknown): Buffer => {
   let skeleton: Skeleton;
-  const rest: string[] = [];
+  const lines: string[] = [];
   if (Array.isArray(value)) {
-    rest.push(...entryLines(value));
-    skeleton = { array: rest.length };
+    skeleton = { array: entryLines(value, lines) };
   } else if (value !== null && typeof value === 'object') {
     const object: Record<string, unknown> = {};
     const arrays: [string, number][] = [];
@@ -51,13 +50,13 @@ export const encodeSection = (value: unknown): Buffer => {
         object[key] = property;
         continue;
       }
-      const lines = entryLines(property);
-      rest.push(...lines);
-      arrays.push([key, lines.length]);
+      arrays.push([key, entryLines(property, lines)]);
     }
     skeleton = { object, arrays };
   } else skeleton = { value };
-  return Buffer.from([JSON.stringify(skeleton), ...rest, ''].join('\n'));
+  lines.unshift(JSON.stringify(skeleton));
+  lines.push('');
+  return Buffer.from(lines.join('\n'));
 };
 
 /**
