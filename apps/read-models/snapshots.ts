@@ -44,7 +44,7 @@ export interface Checkpoint {
   eventId: string;
 }
 
-export const saveSnapshot = (file: string, projections: readonly Projection[], checkpoint: Checkpoint): void => {
+export const saveSnapshot = (file: string, projections: readonly Pick<Projection, 'name' | 'snapshot'>[], checkpoint: Checkpoint): void => {
   const bodies = projections.map((p) => [p.name, encodeSection(p.snapshot())] as const);
   let offset = 0;
   const header: SnapshotHeader = {
@@ -86,8 +86,11 @@ const readHeader = (fd: number): { header: SnapshotHeader; start: number } | und
   return { header: header as SnapshotHeader, start: end + 1 };
 };
 
-/** Reads the given models' sections of a snapshot file: their parsed JSON by name, or undefined if any is missing. */
-const readSections = (file: string, names: readonly string[]): { header: SnapshotHeader; models: Map<string, unknown> } | undefined => {
+/**
+ * Reads the given models' sections of a snapshot file (every section when `names` is not given):
+ * their parsed JSON by name, or undefined if any is missing or the file is not a snapshot of this format.
+ */
+export const readSnapshot = (file: string, names?: readonly string[]): { header: SnapshotHeader; models: Map<string, unknown> } | undefined => {
   const fd = fs.openSync(file, 'r');
   try {
     const found = readHeader(fd);
@@ -95,7 +98,7 @@ const readSections = (file: string, names: readonly string[]): { header: Snapsho
     const { header, start } = found;
     const models = new Map<string, unknown>();
     const buffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
-    for (const name of names) {
+    for (const name of names ?? header.sections.map(([sectionName]) => sectionName)) {
       const section = header.sections.find(([sectionName]) => sectionName === name);
       if (!section) return undefined;
       const [, offset, length] = section;
@@ -111,9 +114,9 @@ const readSections = (file: string, names: readonly string[]): { header: Snapsho
 
 /** Restores the read models from the snapshot if it is usable; returns its checkpoint, else undefined. */
 export const restoreSnapshot = async (file: string, store: EventStore, projections: readonly Projection[]): Promise<Checkpoint | undefined> => {
-  let content: ReturnType<typeof readSections>;
+  let content: ReturnType<typeof readSnapshot>;
   try {
-    content = readSections(
+    content = readSnapshot(
       file,
       projections.map((p) => p.name),
     );
